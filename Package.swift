@@ -1,0 +1,48 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let package = Package(
+  name: "hark",
+  platforms: [.macOS(.v15)],
+  products: [
+    .executable(name: "hark", targets: ["hark"])
+  ],
+  dependencies: [
+    .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+    .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+    .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+  ],
+  targets: [
+    // Pure Swift: categories, activation, interruptions, routes, the policy engine. No C, no I/O.
+    .target(name: "SessionCore"),
+    // The session server's wire protocol: messages and newline-delimited JSON framing.
+    .target(name: "SessionWire", dependencies: ["SessionCore"]),
+    // What Swift's Glibc module hides behind _GNU_SOURCE (SO_PEERCRED's ucred, POSIX_SPAWN_SETSID).
+    .target(name: "CHarkSys"),
+    // The per-user session server and the AudioSession client library every hark process uses.
+    .target(
+      name: "SessionServer",
+      dependencies: [
+        "SessionCore", "SessionWire", "CHarkSys",
+        .product(name: "Logging", package: "swift-log"),
+      ]),
+    // The one executable: subcommands parse arguments, wire the pieces, run.
+    .executableTarget(
+      name: "hark",
+      dependencies: [
+        "SessionCore", "SessionWire", "SessionServer", "CHarkSys",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "Logging", package: "swift-log"),
+      ]),
+    .testTarget(
+      name: "SessionCoreTests",
+      dependencies: [
+        "SessionCore",
+        .product(name: "PropertyBased", package: "swift-property-based"),
+      ]),
+    .testTarget(name: "SessionWireTests", dependencies: ["SessionWire"]),
+    .testTarget(
+      name: "SessionServerTests",
+      dependencies: ["SessionServer", "SessionWire", "SessionCore"]),
+  ]
+)

@@ -1,0 +1,57 @@
+/// Whether an app's media is playing, as it publishes it.
+public enum PlaybackState: String, Sendable, Hashable, Codable {
+  case playing, paused, stopped
+}
+
+/// Who or what paused playback, so every view can say why (G14, G5).
+public enum PauseCause: String, Sendable, Hashable, Codable {
+  case user, interruption, route
+}
+
+/// What an app that plays publishes about it: the now-playing info (MPNowPlayingInfoCenter).
+public struct PlaybackInfo: Sendable, Hashable, Codable {
+  public var state: PlaybackState
+  public var title: String?
+  public var artist: String?
+  public var album: String?
+  /// Seconds, nil for a stream of unknown length.
+  public var duration: Double?
+  /// Seconds from the start of the track at the moment of publishing.
+  public var position: Double?
+  /// 1 while playing at normal speed, 0 while paused.
+  public var rate: Double?
+  public var pausedBy: PauseCause?
+
+  public init(
+    state: PlaybackState, title: String? = nil, artist: String? = nil, album: String? = nil,
+    duration: Double? = nil, position: Double? = nil, rate: Double? = nil,
+    pausedBy: PauseCause? = nil
+  ) {
+    self.state = state
+    self.title = title
+    self.artist = artist
+    self.album = album
+    self.duration = duration
+    self.position = position
+    self.rate = rate
+    self.pausedBy = pausedBy
+  }
+
+  private enum CodingKeys: String, CodingKey {
+    case state, title, artist, album, duration, position, rate, pausedBy
+  }
+
+  /// Every key is written, absent values as null, so readers of `hark status --json` can rely
+  /// on the names being there.
+  public func encode(to encoder: any Encoder) throws {
+    var c = encoder.container(keyedBy: CodingKeys.self)
+    try c.encode(state, forKey: .state)
+    try c.encode(title, forKey: .title)
+    try c.encode(artist, forKey: .artist)
+    try c.encode(album, forKey: .album)
+    try c.encode(duration, forKey: .duration)
+    try c.encode(position, forKey: .position)
+    try c.encode(rate, forKey: .rate)
+    try c.encode(pausedBy, forKey: .pausedBy)
+  }
+}

@@ -1,0 +1,93 @@
+/// The remote commands an app can receive (SPEC.md §1, MPRemoteCommandCenter's vocabulary).
+public enum RemoteCommandKind: String, Sendable, Hashable, Codable, CaseIterable {
+  case play, pause, togglePlayPause, stop, nextTrack, previousTrack
+  case seekForward, seekBackward, skipForward, skipBackward, changePlaybackPosition
+  case volumeUp, volumeDown, mute
+}
+
+/// One remote command with its argument, where it has one.
+public enum RemoteCommand: Sendable, Hashable {
+  case play, pause, togglePlayPause, stop, nextTrack, previousTrack
+  case seekForward, seekBackward
+  /// Skip by a number of seconds (negative values are not allowed; use skipBackward).
+  case skipForward(seconds: Double)
+  case skipBackward(seconds: Double)
+  /// Jump to a position in seconds from the start of the track.
+  case changePlaybackPosition(seconds: Double)
+  /// Change the system volume by a percentage (G3).
+  case volumeUp(percent: Double)
+  case volumeDown(percent: Double)
+  case mute
+
+  /// The command's kind, which is what `isEnabled` is kept for.
+  public var kind: RemoteCommandKind {
+    switch self {
+    case .play: .play
+    case .pause: .pause
+    case .togglePlayPause: .togglePlayPause
+    case .stop: .stop
+    case .nextTrack: .nextTrack
+    case .previousTrack: .previousTrack
+    case .seekForward: .seekForward
+    case .seekBackward: .seekBackward
+    case .skipForward: .skipForward
+    case .skipBackward: .skipBackward
+    case .changePlaybackPosition: .changePlaybackPosition
+    case .volumeUp: .volumeUp
+    case .volumeDown: .volumeDown
+    case .mute: .mute
+    }
+  }
+
+  /// The argument, for the commands that carry one.
+  public var argument: Double? {
+    switch self {
+    case .skipForward(let s), .skipBackward(let s), .changePlaybackPosition(let s): s
+    case .volumeUp(let p), .volumeDown(let p): p
+    case .play, .pause, .togglePlayPause, .stop, .nextTrack, .previousTrack, .seekForward,
+      .seekBackward, .mute:
+      nil
+    }
+  }
+
+  /// Rebuilds a command from its kind and argument; nil when a needed argument is missing.
+  public init?(kind: RemoteCommandKind, argument: Double?) {
+    switch kind {
+    case .play: self = .play
+    case .pause: self = .pause
+    case .togglePlayPause: self = .togglePlayPause
+    case .stop: self = .stop
+    case .nextTrack: self = .nextTrack
+    case .previousTrack: self = .previousTrack
+    case .seekForward: self = .seekForward
+    case .seekBackward: self = .seekBackward
+    case .mute: self = .mute
+    case .skipForward:
+      guard let a = argument, a.isFinite, a >= 0 else { return nil }
+      self = .skipForward(seconds: a)
+    case .skipBackward:
+      guard let a = argument, a.isFinite, a >= 0 else { return nil }
+      self = .skipBackward(seconds: a)
+    case .changePlaybackPosition:
+      guard let a = argument, a.isFinite, a >= 0 else { return nil }
+      self = .changePlaybackPosition(seconds: a)
+    case .volumeUp:
+      guard let a = argument, a.isFinite, a >= 0 else { return nil }
+      self = .volumeUp(percent: a)
+    case .volumeDown:
+      guard let a = argument, a.isFinite, a >= 0 else { return nil }
+      self = .volumeDown(percent: a)
+    }
+  }
+}
+
+/// How an app answered a remote command (MPRemoteCommandHandlerStatus).
+public enum CommandStatus: String, Sendable, Hashable, Codable {
+  case success
+  /// The command is disabled right now (G19): it was ignored.
+  case commandDisabled
+  /// There is nothing to act on (an empty queue).
+  case noSuchContent
+  /// The app tried and failed.
+  case commandFailed
+}

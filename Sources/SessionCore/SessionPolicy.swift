@@ -1,0 +1,334 @@
+/// A session's identity inside one server run: assigned on connection, never reused.
+public struct SessionID: Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
+  public let rawValue: UInt64
+  public init(_ rawValue: UInt64) { self.rawValue = rawValue }
+  public init(from decoder: any Decoder) throws {
+    rawValue = try decoder.singleValueContainer().decode(UInt64.self)
+  }
+  public func encode(to encoder: any Encoder) throws {
+    var c = encoder.singleValueContainer()
+    try c.encode(rawValue)
+  }
+  public static func < (a: SessionID, b: SessionID) -> Bool { a.rawValue < b.rawValue }
+  public var description: String { "#\(rawValue)" }
+}
+
+/// What a client is told about its session.
+public enum SessionEvent: Sendable, Hashable {
+  case interruption(Interruption)
+  case routeChange(RouteChange)
+  /// Another app's primary audio started (begin) or stopped (end); sent to mixable sessions.
+  case silenceSecondaryAudioHint(SecondaryAudioHint)
+  /// Another active session with duckOthers lowers this one (G9), or stopped doing so.
+  case ducking(isDucked: Bool)
+  /// Silent mode (G2) changed, and whether it mutes this session's category.
+  case silentMode(isOn: Bool, mutesThisSession: Bool)
+  /// This session became, or stopped being, the now-playing app that gets remote commands (G18).
+  case nowPlaying(isNowPlaying: Bool)
+  /// The session server went away and a new one took over; the client has re-registered (G16).
+  /// Never produced by the policy: the client library adds it.
+  case mediaServicesWereReset
+}
+
+/// One event for one session.
+public struct SessionNotification: Sendable, Hashable {
+  public var session: SessionID
+  public var event: SessionEvent
+  public init(_ session: SessionID, _ event: SessionEvent) {
+    self.session = session
+    self.event = event
+  }
+}
+
+/// An input to the policy: something a client asked for, or something that happened.
+public enum PolicyEvent: Sendable, Hashable {
+  case connect(SessionID, AppIdentity)
+  case setCategory(SessionID, Category, mode: SessionMode, options: CategoryOptions)
+  case activate(SessionID)
+  case deactivate(SessionID, SetActiveOptions)
+  /// The client went away: counts as deactivation without notify (see `InterruptionEndReason`).
+  case disconnect(SessionID)
+  case publish(SessionID, PlaybackInfo?, enabledCommands: Set<RemoteCommandKind>)
+  case setSilentMode(Bool)
+  case route(RouteAction)
+}
+
+/// Why the policy did not do what was asked.
+public enum PolicyFailure: Error, Sendable, Hashable, CustomStringConvertible {
+  case activationRefused(ActivationRefusal)
+  case route(RouteError)
+  case unknownSession(SessionID)
+
+  public var description: String {
+    switch self {
+    case .activationRefused(let r): r.description
+    case .route(let e): e.description
+    case .unknownSession(let id): "no session \(id)"
+    }
+  }
+}
+
+/// What applying one event produced.
+public struct PolicyOutcome: Sendable, Hashable {
+  /// Set when the request was refused or invalid; the state is then unchanged.
+  public var failure: PolicyFailure?
+  /// Events for clients, in the order they must be delivered.
+  public var notifications: [SessionNotification]
+  public init(failure: PolicyFailure? = nil, notifications: [SessionNotification] = []) {
+    self.failure = failure
+    self.notifications = notifications
+  }
+}
+
+/// One client's session as the server holds it.
+public struct SessionRecord: Sendable, Hashable {
+  public var identity: AppIdentity
+  public var category: Category = .soloAmbient
+  public var mode: SessionMode = .default
+  public var options: CategoryOptions = []
+  public var isActive = false
+  /// The sessions whose activation interrupted this one and have not gone yet.
+  public var interruptedBy: Set<SessionID> = []
+  /// False as soon as one interrupter left without notifyOthersOnDeactivation.
+  var interruptionResumable = true
+  /// What the app last published, or nil if it never did.
+  public var playback: PlaybackInfo?
+  public var enabledCommands: Set<RemoteCommandKind> = []
+  /// When the app last started playing, in policy steps: the now-playing tie-breaker.
+  var startedPlayingAt: UInt64 = 0
+
+  public init(identity: AppIdentity) { self.identity = identity }
+
+  public var isInterrupted: Bool { !interruptedBy.isEmpty }
+  public var isMixable: Bool { category.mixes(with: options) }
+  public var isCall: Bool { mode == .voiceCall }
+}
+
+/// The session server's decisions, as a value: state + event → new state + notifications.
+///
+/// Implements G2 and G7–G16 of SPEC.md. It has no clock and does no I/O; the server feeds it
+/// events in the order they arrive and delivers what it returns.
+public struct SessionPolicy: Sendable, Hashable {
+  public private(set) var sessions: [SessionID: SessionRecord] = [:]
+  public private(set) var silentMode: Bool
+  public private(set) var routes: RouteTable
+  private var step: UInt64 = 0
+
+  public init(silentMode: Bool = false, routes: RouteTable = RouteTable()) {
+    self.silentMode = silentMode
+    self.routes = routes
+  }
+
+  // MARK: Derived state
+
+  /// Whether another active session with duckOthers lowers this one (G9).
+  public func isDucked(_ id: SessionID) -> Bool {
+    guard let s = sessions[id], s.isActive else { return false }
+    return sessions.contains { $0.key != id && $0.value.isActive && $0.value.options.contains(.duckOthers) }
+  }
+
+  /// Whether silent mode mutes this session (G2).
+  public func isMuted(_ id: SessionID) -> Bool {
+    guard let s = sessions[id] else { return false }
+    return silentMode && s.category.isSilencedBySilentMode
+  }
+
+  /// Whether a mixable session should silence its secondary audio: another app's non-mixable
+  /// audio is active.
+  public func secondaryAudioShouldBeSilenced(_ id: SessionID) -> Bool {
+    guard let s = sessions[id], s.isMixable else { return false }
+    return sessions.contains { $0.key != id && $0.value.isActive && !$0.value.isMixable }
+  }
+
+  /// Whether any session but this one is active and heard (G8's "other audio is playing").
+  public func isOtherAudioPlaying(besides id: SessionID?) -> Bool {
+    sessions.contains { $0.key != id && $0.value.isActive && !isMuted($0.key) }
+  }
+
+  /// Whether the app may be the now-playing app (G18): in an audio context (playing, or paused
+  /// with something loaded), non-mixable, with at least one enabled command.
+  public func isEligibleForNowPlaying(_ id: SessionID) -> Bool {
+    guard let s = sessions[id], !s.isMixable, !s.enabledCommands.isEmpty,
+      let state = s.playback?.state
+    else { return false }
+    switch state {
+    case .playing, .paused: return true
+    case .stopped: return false
+    }
+  }
+
+  /// The app that receives remote commands: of the eligible ones, the one that most recently
+  /// started playing.
+  public var nowPlaying: SessionID? {
+    sessions.keys.filter(isEligibleForNowPlaying).max { a, b in
+      let (sa, sb) = (sessions[a]?.startedPlayingAt ?? 0, sessions[b]?.startedPlayingAt ?? 0)
+      return sa == sb ? a < b : sa < sb
+    }
+  }
+
+  /// The active voice call, if any.
+  public var activeCall: SessionID? {
+    sessions.first { $0.value.isActive && $0.value.isCall }?.key
+  }
+
+  private struct Derived: Equatable {
+    var ducked = false, muted = false, hint = false, nowPlaying = false, silent = false
+  }
+
+  private func derived() -> [SessionID: Derived] {
+    let np = nowPlaying
+    var out: [SessionID: Derived] = [:]
+    for id in sessions.keys {
+      out[id] = Derived(
+        ducked: isDucked(id), muted: isMuted(id), hint: secondaryAudioShouldBeSilenced(id),
+        nowPlaying: np == id, silent: silentMode)
+    }
+    return out
+  }
+
+  // MARK: Events
+
+  /// Applies one event; on failure the state is left as it was.
+  public mutating func apply(_ event: PolicyEvent) -> PolicyOutcome {
+    step &+= 1
+    let before = derived()
+    var explicit: [SessionNotification] = []
+    if let failure = handle(event, into: &explicit) {
+      return PolicyOutcome(failure: failure)
+    }
+    let after = derived()
+    var notes = explicit
+    for id in after.keys.sorted() {
+      let a = after[id] ?? Derived()
+      let b = before[id] ?? Derived()
+      if a.ducked != b.ducked { notes.append(.init(id, .ducking(isDucked: a.ducked))) }
+      if a.silent != b.silent || a.muted != b.muted {
+        notes.append(.init(id, .silentMode(isOn: a.silent, mutesThisSession: a.muted)))
+      }
+      if a.hint != b.hint {
+        notes.append(.init(id, .silenceSecondaryAudioHint(a.hint ? .begin : .end)))
+      }
+      if a.nowPlaying != b.nowPlaying { notes.append(.init(id, .nowPlaying(isNowPlaying: a.nowPlaying))) }
+    }
+    return PolicyOutcome(notifications: notes)
+  }
+
+  private mutating func handle(
+    _ event: PolicyEvent, into notes: inout [SessionNotification]
+  ) -> PolicyFailure? {
+    switch event {
+    case .connect(let id, let identity):
+      precondition(sessions[id] == nil, "session ids are never reused")
+      sessions[id] = SessionRecord(identity: identity)
+      return nil
+
+    case .setCategory(let id, let category, let mode, let options):
+      guard var s = sessions[id] else { return .unknownSession(id) }
+      s.category = category
+      s.mode = mode
+      s.options = options
+      sessions[id] = s
+      // An active session that became non-mixable (or a call) takes the audio as if it had
+      // just activated; that is the only way a category change can affect others.
+      if s.isActive { interruptConflicts(of: id, into: &notes) }
+      return nil
+
+    case .activate(let id):
+      guard let s = sessions[id] else { return .activationRefused(.notRegistered) }
+      if s.isActive { return nil }
+      // G10/G11: while a call is active only another call may start.
+      if !s.isCall, activeCall != nil { return .activationRefused(.callInProgress) }
+      sessions[id]?.isActive = true
+      // Taking the audio back ends this session's own interruption; it knows it is active.
+      sessions[id]?.interruptedBy = []
+      sessions[id]?.interruptionResumable = true
+      interruptConflicts(of: id, into: &notes)
+      return nil
+
+    case .deactivate(let id, let options):
+      guard sessions[id] != nil else { return .unknownSession(id) }
+      sessions[id]?.isActive = false
+      release(
+        id, shouldResume: options.contains(.notifyOthersOnDeactivation),
+        reason: .interrupterDeactivated, into: &notes)
+      return nil
+
+    case .disconnect(let id):
+      guard sessions[id] != nil else { return .unknownSession(id) }
+      sessions[id]?.isActive = false
+      release(id, shouldResume: false, reason: .interrupterExited, into: &notes)
+      sessions[id] = nil
+      return nil
+
+    case .publish(let id, let playback, let commands):
+      guard var s = sessions[id] else { return .unknownSession(id) }
+      if playback?.state == .playing, s.playback?.state != .playing { s.startedPlayingAt = step }
+      s.playback = playback
+      s.enabledCommands = commands
+      sessions[id] = s
+      return nil
+
+    case .setSilentMode(let on):
+      silentMode = on
+      return nil
+
+    case .route(let action):
+      let change: RouteChange?
+      do { change = try routes.apply(action) } catch { return .route(error) }
+      if let change {
+        for id in sessions.keys.sorted() { notes.append(.init(id, .routeChange(change))) }
+      }
+      return nil
+    }
+  }
+
+  /// The sessions `id` interrupts by being active (G9, G11): a call interrupts every session;
+  /// a non-mixable session interrupts every non-mixable one except a call; a mixable one none.
+  private func conflicts(of id: SessionID) -> [SessionID] {
+    guard let x = sessions[id] else { return [] }
+    return sessions.keys.sorted().filter { other in
+      guard other != id, let s = sessions[other] else { return false }
+      if x.isCall { return true }
+      if x.isMixable || s.isCall { return false }
+      return !s.isMixable
+    }
+  }
+
+  /// Interrupts the active sessions `id` conflicts with, and adds `id` to the interrupters of
+  /// those already interrupted, so their interruption ends only when `id` has gone too.
+  private mutating func interruptConflicts(of id: SessionID, into notes: inout [SessionNotification]) {
+    guard let x = sessions[id] else { return }
+    let cause = InterruptionCause(kind: x.isCall ? .call : .otherAudio, by: x.identity.name)
+    for other in conflicts(of: id) {
+      guard var s = sessions[other] else { continue }
+      if s.isActive {
+        s.isActive = false
+        s.interruptedBy = [id]
+        s.interruptionResumable = true
+        sessions[other] = s
+        // What `other` itself interrupted stays interrupted: `other` has not deactivated.
+        notes.append(.init(other, .interruption(.began(cause))))
+      } else if s.isInterrupted {
+        sessions[other]?.interruptedBy.insert(id)
+      }
+    }
+  }
+
+  /// `id` has gone from the sessions it interrupted; those left with no interrupter get `ended`.
+  private mutating func release(
+    _ id: SessionID, shouldResume: Bool, reason: InterruptionEndReason,
+    into notes: inout [SessionNotification]
+  ) {
+    for other in sessions.keys.sorted() where other != id {
+      guard var s = sessions[other], s.interruptedBy.contains(id) else { continue }
+      s.interruptedBy.remove(id)
+      s.interruptionResumable = s.interruptionResumable && shouldResume
+      if s.interruptedBy.isEmpty {
+        notes.append(
+          .init(other, .interruption(.ended(shouldResume: s.interruptionResumable, reason: reason))))
+        s.interruptionResumable = true
+      }
+      sessions[other] = s
+    }
+  }
+}

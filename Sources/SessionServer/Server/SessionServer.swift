@@ -1,0 +1,568 @@
+import Glibc
+import Logging
+import SessionCore
+import SessionWire
+
+/// Why the server could not start.
+public enum ServerStartError: Error, Sendable, CustomStringConvertible {
+  /// Another server holds the lock: it serves this user already.
+  case alreadyRunning(pid: Int32?)
+  case paths(SessionPathError)
+  case system(SystemError)
+
+  public var description: String {
+    switch self {
+    case .alreadyRunning(let pid):
+      "a session server is already running" + (pid.map { " (pid \($0))" } ?? "")
+    case .paths(let e): e.description
+    case .system(let e): e.description
+    }
+  }
+}
+
+/// The per-user session server: one Unix socket, one thread, `poll(2)`.
+///
+/// Socket code only moves messages; every decision comes from `SessionPolicy`. A client is
+/// registered with the policy on its first session request (category, activation, publishing),
+/// so tools such as `hark status` never appear as sessions.
+public final class SessionServer {
+  public struct Configuration: Sendable {
+    public var paths: SessionPaths
+    /// How long to wait after the last client leaves before exiting; nil never exits.
+    public var idleExit: Duration?
+    /// How long an app has to answer a forwarded remote command.
+    public var commandTimeout: Duration = .seconds(2)
+    /// The most a client may leave unread before it is disconnected.
+    public var maximumPendingOutputBytes = 1 << 20
+
+    public init(paths: SessionPaths, idleExit: Duration?) {
+      self.paths = paths
+      self.idleExit = idleExit
+    }
+  }
+
+  private struct Client {
+    let fd: Int32
+    let pid: Int32
+    var name = "client"
+    var session: SessionID
+    var greeted = false
+    var registered = false
+    var input = LineFramer()
+    var output: [UInt8] = []
+    var closing = false
+  }
+
+  private struct PendingCommand {
+    let requester: Int32  // fd
+    let request: RequestID
+    let target: Int32  // fd
+    let deadline: UInt64
+  }
+
+  private let configuration: Configuration
+  private let logger: Logger
+  private var policy: SessionPolicy
+  private var clients: [Int32: Client] = [:]
+  private var sessionsToFD: [SessionID: Int32] = [:]
+  private var pending: [CommandID: PendingCommand] = [:]
+  private var nextSession: UInt64 = 1
+  private var nextCommand: CommandID = 1
+  private var listener: Int32 = -1
+  private var lockFD: Int32 = -1
+  private var stopRequested = false
+  private var idleSince: UInt64? = nil
+  private let pid = getpid()
+
+  public init(configuration: Configuration, logger: Logger) {
+    self.configuration = configuration
+    self.logger = logger
+    self.policy = SessionPolicy()
+  }
+
+  // MARK: Lifecycle
+
+  /// Whether a server holds the lock for these paths (it may not be answering yet, or any more).
+  public static func isRunning(_ paths: SessionPaths) -> Bool {
+    let fd = open(paths.lock, O_RDWR | O_CLOEXEC)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    if flock(fd, LOCK_EX | LOCK_NB) == 0 {
+      flock(fd, LOCK_UN)
+      return false
+    }
+    return true
+  }
+
+  /// Takes the lock, binds the socket and serves until stopped, signalled or idle.
+  public func run() throws(ServerStartError) {
+    let paths = configuration.paths
+    do { try paths.prepareDirectory() } catch { throw .paths(error) }
+
+    // The lock decides which of several racing servers serves; the losers exit.
+    lockFD = open(paths.lock, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+    guard lockFD >= 0 else { throw .system(.last("opening '\(paths.lock)'")) }
+    if flock(lockFD, LOCK_EX | LOCK_NB) != 0 {
+      let holder = readPid(lockFD)
+      close(lockFD)
+      throw .alreadyRunning(pid: holder)
+    }
+    ftruncate(lockFD, 0)
+    let pidText = Array("\(pid)\n".utf8)
+    _ = pidText.withUnsafeBytes { pwrite(lockFD, $0.baseAddress, $0.count, 0) }
+
+    do { listener = try UnixSocket.listen(at: paths.socket) } catch {
+      close(lockFD)
+      throw .system(error)
+    }
+    policy = SessionPolicy(silentMode: loadSilentMode(), routes: loadRoutes())
+    ServerSignals.install()
+    logger.info(
+      "serving", metadata: ["socket": "\(paths.socket)", "pid": "\(pid)", "version": "\(protocolVersion)"])
+    idleSince = monotonicNanoseconds()
+    loop()
+    shutdown()
+  }
+
+  private func shutdown() {
+    for fd in Array(clients.keys) {
+      flush(fd)
+      close(fd)
+    }
+    clients.removeAll()
+    // Unlink before unlocking: a new server that wins the lock binds a fresh socket.
+    unlink(configuration.paths.socket)
+    close(listener)
+    ftruncate(lockFD, 0)
+    close(lockFD)
+    logger.info("stopped")
+  }
+
+  private func loop() {
+    var fds: [pollfd] = []
+    while !stopRequested {
+      fds.removeAll(keepingCapacity: true)
+      fds.append(pollfd(fd: listener, events: Int16(POLLIN), revents: 0))
+      fds.append(pollfd(fd: ServerSignals.readFD, events: Int16(POLLIN), revents: 0))
+      for (fd, c) in clients {
+        var events = Int16(POLLIN)
+        if !c.output.isEmpty { events |= Int16(POLLOUT) }
+        fds.append(pollfd(fd: fd, events: events, revents: 0))
+      }
+      let rc = poll(&fds, nfds_t(fds.count), pollTimeoutMilliseconds())
+      if rc < 0 && errno != EINTR {
+        logger.error("poll failed: \(SystemError.last("polling").reason)")
+        return
+      }
+      let now = monotonicNanoseconds()
+      if rc > 0 {
+        if fds[1].revents != 0, ServerSignals.drain() {
+          logger.info("terminating on a signal")
+          return
+        }
+        for p in fds.dropFirst(2) where p.revents != 0 {
+          guard clients[p.fd] != nil else { continue }
+          if p.revents & Int16(POLLOUT) != 0 { flush(p.fd) }
+          if p.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { readFrom(p.fd) }
+        }
+        if fds[0].revents & Int16(POLLIN) != 0 { acceptClients() }
+      }
+      expireCommands(now: now)
+      for fd in clients.filter({ $0.value.closing }).map(\.key) { disconnect(fd) }
+      if clients.isEmpty {
+        if idleSince == nil { idleSince = now }
+        if let idle = configuration.idleExit, let since = idleSince,
+          now - since >= nanoseconds(idle)
+        {
+          logger.info("no clients for \(idle); exiting")
+          return
+        }
+      } else {
+        idleSince = nil
+      }
+    }
+  }
+
+  private func pollTimeoutMilliseconds() -> Int32 {
+    let now = monotonicNanoseconds()
+    var deadline: UInt64? = pending.values.map(\.deadline).min()
+    if clients.isEmpty, let idle = configuration.idleExit, let since = idleSince {
+      deadline = min(deadline ?? .max, since + nanoseconds(idle))
+    }
+    guard let deadline else { return -1 }
+    if deadline <= now { return 0 }
+    return Int32(min((deadline - now) / 1_000_000 + 1, 60_000))
+  }
+
+  // MARK: Connections
+
+  private func acceptClients() {
+    while true {
+      let fd: Int32?
+      do { fd = try UnixSocket.accept(listener) } catch {
+        logger.warning("\(error)")
+        return
+      }
+      guard let fd else { return }
+      let peer: (uid: uid_t, pid: pid_t)
+      do { peer = try UnixSocket.peer(fd) } catch {
+        logger.warning("\(error); closing the connection")
+        close(fd)
+        continue
+      }
+      guard peer.uid == geteuid() else {
+        logger.warning("refused a connection from uid \(peer.uid), pid \(peer.pid)")
+        close(fd)
+        continue
+      }
+      let id = SessionID(nextSession)
+      nextSession += 1
+      clients[fd] = Client(fd: fd, pid: peer.pid, session: id)
+    }
+  }
+
+  private func readFrom(_ fd: Int32) {
+    var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+    let n = buffer.withUnsafeMutableBytes { raw in retryingEINTR { recv(fd, raw.baseAddress, raw.count, 0) } }
+    if n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+      clients[fd]?.closing = true
+      return
+    }
+    guard n > 0 else { return }
+    clients[fd]?.input.append(buffer[0..<n])
+    while let c = clients[fd], !c.closing {
+      let line: ArraySlice<UInt8>?
+      do { line = try clients[fd]?.input.nextLine() } catch {
+        logger.warning("\(describe(fd)) sent a line over \(maximumMessageBytes) bytes; disconnecting")
+        send(.error(WireError(code: "tooLarge", message: "message longer than \(maximumMessageBytes) bytes")), to: fd)
+        clients[fd]?.closing = true
+        return
+      }
+      guard let line else { return }
+      if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
+      handle(line, from: fd)
+    }
+  }
+
+  private func disconnect(_ fd: Int32) {
+    guard let c = clients.removeValue(forKey: fd) else { return }
+    flush(c)
+    close(fd)
+    if c.registered {
+      sessionsToFD[c.session] = nil
+      logger.info("\(c.name) (pid \(c.pid)) left")
+      let outcome = policy.apply(.disconnect(c.session))
+      deliver(outcome.notifications)
+    }
+    // Commands waiting on this app fail now rather than at their deadline.
+    for (id, p) in pending where p.target == fd {
+      pending[id] = nil
+      reply(
+        p.request, .failure(WireError(code: "commandFailed", message: "'\(c.name)' went away before answering")),
+        to: p.requester)
+    }
+    for (id, p) in pending where p.requester == fd { pending[id] = nil }
+  }
+
+  // MARK: Messages
+
+  private func handle(_ line: ArraySlice<UInt8>, from fd: Int32) {
+    let message: ClientMessage
+    do { message = try WireCodec.decodeClient(line) } catch {
+      logger.notice("\(describe(fd)): \(error.error.message)")
+      if let id = error.requestID {
+        reply(id, .failure(error.error), to: fd)
+      } else {
+        send(.error(error.error), to: fd)
+      }
+      return
+    }
+    guard let client = clients[fd] else { return }
+    if !client.greeted {
+      guard case .hello(let version, let name) = message else {
+        send(.error(WireError(code: "helloFirst", message: "the first message must be 'hello'")), to: fd)
+        clients[fd]?.closing = true
+        return
+      }
+      guard version == protocolVersion else {
+        send(
+          .error(
+            WireError(
+              code: "versionMismatch",
+              message: "this server speaks protocol version \(protocolVersion), not \(version)")),
+          to: fd)
+        clients[fd]?.closing = true
+        return
+      }
+      clients[fd]?.greeted = true
+      clients[fd]?.name = String(name.prefix(64))
+      send(
+        .welcome(
+          Welcome(
+            version: protocolVersion, session: client.session, serverPid: pid, silent: policy.silentMode,
+            route: policy.routes.current)), to: fd)
+      return
+    }
+    switch message {
+    case .hello:
+      send(.error(WireError(code: "badRequest", message: "'hello' was already sent")), to: fd)
+    case .commandResult(let id, let status):
+      guard let p = pending[id], p.target == fd else { return }
+      pending[id] = nil
+      reply(p.request, .success(.commandStatus(status)), to: p.requester)
+    case .request(let id, let request):
+      handle(request, id: id, from: fd)
+    }
+  }
+
+  private func handle(_ request: ClientRequest, id: RequestID, from fd: Int32) {
+    guard let client = clients[fd] else { return }
+    switch request {
+    case .setCategory(let category, let mode, let options):
+      register(fd)
+      logger.info("\(client.name) (pid \(client.pid)): category \(category.rawValue) \(options.names) \(mode.rawValue)")
+      applyAndReply(.setCategory(client.session, category, mode: mode, options: options), id: id, to: fd)
+    case .setActive(let active, let options):
+      register(fd)
+      let event: PolicyEvent = active ? .activate(client.session) : .deactivate(client.session, options)
+      logger.info("\(client.name) (pid \(client.pid)): \(active ? "activate" : "deactivate")\(options.contains(.notifyOthersOnDeactivation) ? " notifying others" : "")")
+      applyAndReply(event, id: id, to: fd)
+    case .publish(let playback, let commands):
+      register(fd)
+      applyAndReply(.publish(client.session, playback, enabledCommands: commands), id: id, to: fd)
+    case .otherAudioPlaying:
+      let mine: SessionID? = client.registered ? client.session : nil
+      reply(id, .success(.otherAudioPlaying(policy.isOtherAudioPlaying(besides: mine))), to: fd)
+    case .status:
+      reply(id, .success(.status(statusReport())), to: fd)
+    case .setSilent(let on):
+      logger.info("silent mode \(on ? "on" : "off")")
+      applyAndReply(.setSilentMode(on), id: id, to: fd)
+      saveSilentMode()
+    case .route(let action):
+      applyAndReply(.route(action), id: id, to: fd)
+      saveRoutes()
+    case .command(let command):
+      forward(command, id: id, from: fd)
+    case .stopServer:
+      logger.info("stop requested by \(client.name) (pid \(client.pid))")
+      reply(id, .success(.none), to: fd)
+      stopRequested = true
+    }
+  }
+
+  private func register(_ fd: Int32) {
+    guard let c = clients[fd], !c.registered else { return }
+    clients[fd]?.registered = true
+    sessionsToFD[c.session] = fd
+    logger.info("\(c.name) (pid \(c.pid)) registered as session \(c.session)")
+    deliver(policy.apply(.connect(c.session, AppIdentity(name: c.name, pid: c.pid))).notifications)
+  }
+
+  private func applyAndReply(_ event: PolicyEvent, id: RequestID, to fd: Int32) {
+    let outcome = policy.apply(event)
+    if let failure = outcome.failure {
+      reply(id, .failure(WireError(failure)), to: fd)
+    } else {
+      reply(id, .success(.none), to: fd)
+    }
+    deliver(outcome.notifications)
+  }
+
+  private func forward(_ command: RemoteCommand, id: RequestID, from fd: Int32) {
+    guard let target = policy.nowPlaying, let targetFD = sessionsToFD[target],
+      let record = policy.sessions[target]
+    else {
+      reply(id, .failure(WireError(code: "noNowPlayingApp", message: "no app is playing or paused")), to: fd)
+      return
+    }
+    guard record.enabledCommands.contains(command.kind) else {
+      reply(
+        id,
+        .failure(
+          WireError(
+            code: "commandDisabled",
+            message: "'\(record.identity.name)' has '\(command.kind.rawValue)' disabled right now")),
+        to: fd)
+      return
+    }
+    let commandID = nextCommand
+    nextCommand += 1
+    pending[commandID] = PendingCommand(
+      requester: fd, request: id, target: targetFD,
+      deadline: monotonicNanoseconds() + nanoseconds(configuration.commandTimeout))
+    send(.command(commandID, command), to: targetFD)
+  }
+
+  private func expireCommands(now: UInt64) {
+    for (id, p) in pending where p.deadline <= now {
+      pending[id] = nil
+      let name = clients[p.target]?.name ?? "the app"
+      reply(
+        p.request,
+        .failure(WireError(code: "commandFailed", message: "'\(name)' did not answer in \(configuration.commandTimeout)")),
+        to: p.requester)
+    }
+  }
+
+  private func deliver(_ notifications: [SessionNotification]) {
+    for n in notifications {
+      guard let fd = sessionsToFD[n.session] else { continue }
+      send(.event(n.event), to: fd)
+    }
+  }
+
+  private func statusReport() -> StatusReport {
+    let np = policy.nowPlaying
+    let sessions = policy.sessions.keys.sorted().compactMap { id -> SessionStatus? in
+      guard let s = policy.sessions[id] else { return nil }
+      return SessionStatus(
+        session: id, pid: s.identity.pid, name: s.identity.name, category: s.category, mode: s.mode,
+        options: s.options.names, active: s.isActive, interrupted: s.isInterrupted,
+        ducked: policy.isDucked(id), muted: policy.isMuted(id), nowPlaying: np == id,
+        playback: s.playback, commands: s.enabledCommands.sorted { $0.rawValue < $1.rawValue })
+    }
+    return StatusReport(
+      version: protocolVersion, serverPid: pid, silent: policy.silentMode, route: policy.routes.current,
+      routes: policy.routes.available, sessions: sessions,
+      nowPlaying: np.flatMap { policy.sessions[$0]?.identity.pid })
+  }
+
+  // MARK: Output
+
+  private func reply(_ id: RequestID, _ result: Result<ReplyPayload, WireError>, to fd: Int32) {
+    send(.reply(id, result), to: fd)
+  }
+
+  private func send(_ message: ServerMessage, to fd: Int32) {
+    guard clients[fd] != nil else { return }
+    let bytes: [UInt8]
+    do { bytes = try WireCodec.encode(message) } catch {
+      logger.error("\(error)")
+      return
+    }
+    clients[fd]?.output.append(contentsOf: bytes)
+    flush(fd)
+    if let c = clients[fd], c.output.count > configuration.maximumPendingOutputBytes {
+      logger.warning("\(describe(fd)) is not reading its messages; disconnecting it")
+      clients[fd]?.output.removeAll()
+      clients[fd]?.closing = true
+    }
+  }
+
+  private func flush(_ fd: Int32) {
+    guard let c = clients[fd], !c.output.isEmpty else { return }
+    do {
+      let n = try c.output.withUnsafeBytes { raw throws(SystemError) in try UnixSocket.send(fd, raw) }
+      clients[fd]?.output.removeFirst(n)
+    } catch {
+      clients[fd]?.output.removeAll()
+      clients[fd]?.closing = true
+    }
+  }
+
+  private func flush(_ c: Client) {
+    guard !c.output.isEmpty else { return }
+    _ = try? c.output.withUnsafeBytes { raw throws(SystemError) in try UnixSocket.send(c.fd, raw) }
+  }
+
+  private func describe(_ fd: Int32) -> String {
+    guard let c = clients[fd] else { return "a client" }
+    return "\(c.name) (pid \(c.pid))"
+  }
+
+  // MARK: Persistence
+
+  private func loadSilentMode() -> Bool {
+    guard let data = readFile(configuration.paths.settings) else { return false }
+    do { return try decodeJSON(SavedSettings.self, from: data).silent } catch {
+      logger.warning("ignoring unreadable settings '\(configuration.paths.settings)': \(error)")
+      return false
+    }
+  }
+
+  private func saveSilentMode() {
+    makeDirectories(configuration.paths.stateDirectory)
+    save(SavedSettings(silent: policy.silentMode), to: configuration.paths.settings)
+  }
+
+  private func loadRoutes() -> RouteTable {
+    guard let data = readFile(configuration.paths.routes) else { return RouteTable() }
+    do {
+      let saved = try decodeJSON(RouteTable.self, from: data)
+      guard saved.available.contains(saved.current) else { return RouteTable() }
+      return saved
+    } catch {
+      logger.warning("ignoring unreadable routes '\(configuration.paths.routes)': \(error)")
+      return RouteTable()
+    }
+  }
+
+  private func saveRoutes() { save(policy.routes, to: configuration.paths.routes) }
+
+  private func save(_ value: some Encodable, to path: String) {
+    do { try writeFileAtomically(path, try encodeJSON(value)) } catch {
+      logger.warning("cannot save '\(path)': \(error)")
+    }
+  }
+}
+
+private struct SavedSettings: Codable { var silent: Bool }
+
+extension WireError {
+  init(_ failure: PolicyFailure) {
+    switch failure {
+    case .activationRefused(let r): self.init(code: r.rawValue, message: r.description)
+    case .route(let e): self.init(code: "route", message: e.description)
+    case .unknownSession: self.init(code: "badRequest", message: failure.description)
+    }
+  }
+}
+
+func nanoseconds(_ d: Duration) -> UInt64 {
+  let (s, atto) = d.components
+  return UInt64(max(0, s)) * 1_000_000_000 + UInt64(max(0, atto) / 1_000_000_000)
+}
+
+private func readPid(_ fd: Int32) -> Int32? {
+  var buffer = [UInt8](repeating: 0, count: 32)
+  let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+  guard n > 0 else { return nil }
+  return Int32(String(decoding: buffer[0..<n], as: UTF8.self).trimmingWhitespace())
+}
+
+extension String {
+  func trimmingWhitespace() -> String {
+    String(self.drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
+  }
+}
+
+/// SIGTERM, SIGINT and SIGHUP wake the poll loop through a pipe (the self-pipe trick); the
+/// handler only writes one byte, which is async-signal-safe.
+enum ServerSignals {
+  nonisolated(unsafe) private static var fds: (Int32, Int32) = (-1, -1)
+  static var readFD: Int32 { fds.0 }
+
+  static func install() {
+    var p: [Int32] = [-1, -1]
+    guard pipe(&p) == 0 else { return }
+    for fd in p {
+      _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+      _ = fcntl(fd, F_SETFL, O_NONBLOCK)
+    }
+    fds = (p[0], p[1])
+    signal(SIGPIPE, SIG_IGN)
+    for s in [SIGTERM, SIGINT, SIGHUP] {
+      signal(s) { _ in
+        var b: UInt8 = 1
+        _ = write(ServerSignals.fds.1, &b, 1)
+      }
+    }
+  }
+
+  /// Empties the pipe; true if a signal arrived.
+  static func drain() -> Bool {
+    var b = [UInt8](repeating: 0, count: 16)
+    return read(fds.0, &b, b.count) > 0
+  }
+}

@@ -1,0 +1,105 @@
+import Glibc
+
+/// Why the session server's directory cannot be used.
+public struct SessionPathError: Error, Sendable, Hashable, CustomStringConvertible {
+  public let message: String
+  public var description: String { message }
+}
+
+/// Where the session server and its clients meet, and where the server keeps its state.
+///
+/// The socket lives in `$XDG_RUNTIME_DIR/hark/` (a private, per-login directory); silent mode is
+/// a setting and survives logins in `$XDG_STATE_HOME/hark/`.
+public struct SessionPaths: Sendable, Hashable {
+  /// `$XDG_RUNTIME_DIR/hark`, mode 0700.
+  public var directory: String
+  public var socket: String { directory + "/session.sock" }
+  /// Held with flock(2) by the one running server; holds its pid.
+  public var lock: String { directory + "/session.lock" }
+  /// The simulated outputs (`hark route plug`): they last as long as the login.
+  public var routes: String { directory + "/routes.json" }
+  /// `$XDG_STATE_HOME/hark`.
+  public var stateDirectory: String
+  /// Silent mode, kept across logins like a physical switch.
+  public var settings: String { stateDirectory + "/session.json" }
+  /// Where an autospawned server writes its log.
+  public var log: String { stateDirectory + "/session-server.log" }
+
+  public init(directory: String, stateDirectory: String) {
+    self.directory = directory
+    self.stateDirectory = stateDirectory
+  }
+
+  /// The paths for this user, from `$XDG_RUNTIME_DIR`, `$XDG_STATE_HOME` and `$HOME`.
+  public static func fromEnvironment() throws(SessionPathError) -> SessionPaths {
+    guard let runtime = environment("XDG_RUNTIME_DIR"), !runtime.isEmpty else {
+      throw SessionPathError(
+        message:
+          "$XDG_RUNTIME_DIR is not set; the session server needs the private per-user runtime"
+          + " directory a login provides (or: export XDG_RUNTIME_DIR=/run/user/$(id -u))")
+    }
+    guard runtime.hasPrefix("/") else {
+      throw SessionPathError(message: "$XDG_RUNTIME_DIR '\(runtime)' is not an absolute path")
+    }
+    var st = stat()
+    guard stat(runtime, &st) == 0 else {
+      throw SessionPathError(
+        message: "$XDG_RUNTIME_DIR '\(runtime)' cannot be used (\(SystemError.last("").reason))")
+    }
+    guard (st.st_mode & S_IFMT) == S_IFDIR else {
+      throw SessionPathError(message: "$XDG_RUNTIME_DIR '\(runtime)' is not a directory")
+    }
+    guard st.st_uid == geteuid() else {
+      throw SessionPathError(message: "$XDG_RUNTIME_DIR '\(runtime)' belongs to another user")
+    }
+    guard access(runtime, W_OK | X_OK) == 0 else {
+      throw SessionPathError(message: "$XDG_RUNTIME_DIR '\(runtime)' is not writable")
+    }
+    let directory = runtime + "/hark"
+    // sun_path holds 108 bytes with its terminating NUL.
+    guard (directory + "/session.sock").utf8.count < 108 else {
+      throw SessionPathError(
+        message: "$XDG_RUNTIME_DIR '\(runtime)' is too long a path for a Unix socket")
+    }
+    let state: String
+    if let s = environment("XDG_STATE_HOME"), s.hasPrefix("/") {
+      state = s + "/hark"
+    } else if let home = environment("HOME"), home.hasPrefix("/") {
+      state = home + "/.local/state/hark"
+    } else {
+      state = directory
+    }
+    return SessionPaths(directory: directory, stateDirectory: state)
+  }
+
+  /// Creates the runtime directory (0700) if needed and checks that it is ours and private.
+  public func prepareDirectory() throws(SessionPathError) {
+    if mkdir(directory, 0o700) != 0, errno != EEXIST {
+      throw SessionPathError(
+        message: "cannot create '\(directory)' (\(SystemError.last("").reason))")
+    }
+    var st = stat()
+    guard lstat(directory, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else {
+      throw SessionPathError(message: "'\(directory)' is not a directory")
+    }
+    guard st.st_uid == geteuid() else {
+      throw SessionPathError(message: "'\(directory)' belongs to another user")
+    }
+    if st.st_mode & 0o077 != 0 { chmod(directory, 0o700) }
+  }
+}
+
+/// An environment variable, or nil.
+func environment(_ name: String) -> String? {
+  guard let value = getenv(name) else { return nil }
+  return String(cString: value)
+}
+
+/// Creates a directory and its parents (mode 0700 for the ones it creates).
+func makeDirectories(_ path: String) {
+  var prefix = ""
+  for part in path.split(separator: "/") {
+    prefix += "/" + part
+    _ = mkdir(prefix, 0o700)
+  }
+}

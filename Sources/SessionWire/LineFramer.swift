@@ -1,0 +1,46 @@
+/// Splits a byte stream into newline-terminated lines, holding at most `limit` bytes of an
+/// unfinished line, so a peer that never sends a newline cannot grow our memory.
+public struct LineFramer: Sendable {
+  /// The unfinished line would exceed the limit; the connection should be closed.
+  public struct Overflow: Error, Sendable, Hashable {}
+
+  private var buffer: [UInt8] = []
+  private var start = 0
+  public let limit: Int
+
+  public init(limit: Int = maximumMessageBytes) {
+    self.limit = limit
+    buffer.reserveCapacity(min(limit, 4096))
+  }
+
+  /// Adds bytes just read.
+  public mutating func append(_ bytes: some Collection<UInt8>) {
+    buffer.append(contentsOf: bytes)
+  }
+
+  /// The next complete line without its newline (a trailing carriage return is kept out too),
+  /// nil when no complete line is buffered, or `Overflow` when the unfinished line is too long.
+  public mutating func nextLine() throws(Overflow) -> ArraySlice<UInt8>? {
+    guard let newline = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) else {
+      if buffer.count - start >= limit { throw Overflow() }
+      compact()
+      return nil
+    }
+    if newline - start >= limit { throw Overflow() }
+    var end = newline
+    if end > start, buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
+    let line = buffer[start..<end]
+    start = newline + 1
+    return line
+  }
+
+  /// How many bytes wait for their newline.
+  public var pendingByteCount: Int { buffer.count - start }
+
+  private mutating func compact() {
+    if start > 0 {
+      buffer.removeFirst(start)
+      start = 0
+    }
+  }
+}

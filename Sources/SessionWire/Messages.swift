@@ -1,0 +1,183 @@
+import SessionCore
+
+/// The wire protocol's version. A client's `hello` carries it; the server refuses any other.
+/// docs/PROTOCOL.md describes every message.
+public let protocolVersion = 1
+
+/// The longest line either side accepts, newline included. Longer lines are refused.
+public let maximumMessageBytes = 64 * 1024
+
+/// A request's number, chosen by the client and echoed in the server's reply.
+public typealias RequestID = Int
+
+/// A remote command forwarded to an app, numbered by the server.
+public typealias CommandID = Int
+
+/// What a client may ask of the server.
+public enum ClientRequest: Sendable, Hashable {
+  case setCategory(Category, mode: SessionMode, options: CategoryOptions)
+  case setActive(Bool, options: SetActiveOptions)
+  case publish(PlaybackInfo?, commands: Set<RemoteCommandKind>)
+  case otherAudioPlaying
+  case status
+  case setSilent(Bool)
+  case route(RouteAction)
+  /// Send a remote command to the now-playing app (`hark ctl`).
+  case command(RemoteCommand)
+  case stopServer
+}
+
+/// Every message a client sends.
+public enum ClientMessage: Sendable, Hashable {
+  /// The first message of every connection.
+  case hello(version: Int, name: String)
+  case request(RequestID, ClientRequest)
+  /// The app's answer to a remote command the server forwarded to it.
+  case commandResult(CommandID, CommandStatus)
+}
+
+/// What a successful reply carries, depending on the request.
+public enum ReplyPayload: Sendable, Hashable {
+  case none
+  case otherAudioPlaying(Bool)
+  case status(StatusReport)
+  case commandStatus(CommandStatus)
+}
+
+/// Why the server did not do what a request asked.
+public struct WireError: Error, Sendable, Hashable, Codable, CustomStringConvertible {
+  /// A stable name tests and programs may match: `callInProgress`, `badRequest`,
+  /// `noNowPlayingApp`, `commandDisabled`, `route`, `versionMismatch`, `tooLarge`, ...
+  public var code: String
+  /// Plain words for people.
+  public var message: String
+  public init(code: String, message: String) {
+    self.code = code
+    self.message = message
+  }
+  public var description: String { message }
+}
+
+/// Every message the server sends.
+public enum ServerMessage: Sendable, Hashable {
+  case welcome(Welcome)
+  case reply(RequestID, Result<ReplyPayload, WireError>)
+  case event(SessionEvent)
+  /// A remote command for this app, which answers with `commandResult`.
+  case command(CommandID, RemoteCommand)
+  /// A protocol error not tied to a request (a line that could not be read at all).
+  case error(WireError)
+}
+
+/// The server's answer to `hello`.
+public struct Welcome: Sendable, Hashable, Codable {
+  public var version: Int
+  public var session: SessionID
+  public var serverPid: Int32
+  public var silent: Bool
+  public var route: Route
+  public init(version: Int, session: SessionID, serverPid: Int32, silent: Bool, route: Route) {
+    self.version = version
+    self.session = session
+    self.serverPid = serverPid
+    self.silent = silent
+    self.route = route
+  }
+}
+
+/// `hark status --json`: the server's whole state, for people, tools and tests.
+public struct StatusReport: Sendable, Hashable, Codable {
+  public var version: Int
+  public var serverPid: Int32
+  public var silent: Bool
+  public var route: Route
+  public var routes: [Route]
+  public var sessions: [SessionStatus]
+  /// The pid of the now-playing app, or null.
+  public var nowPlaying: Int32?
+
+  public init(
+    version: Int, serverPid: Int32, silent: Bool, route: Route, routes: [Route],
+    sessions: [SessionStatus], nowPlaying: Int32?
+  ) {
+    self.version = version
+    self.serverPid = serverPid
+    self.silent = silent
+    self.route = route
+    self.routes = routes
+    self.sessions = sessions
+    self.nowPlaying = nowPlaying
+  }
+
+  private enum CodingKeys: String, CodingKey {
+    case version, serverPid, silent, route, routes, sessions, nowPlaying
+  }
+  public func encode(to encoder: any Encoder) throws {
+    var c = encoder.container(keyedBy: CodingKeys.self)
+    try c.encode(version, forKey: .version)
+    try c.encode(serverPid, forKey: .serverPid)
+    try c.encode(silent, forKey: .silent)
+    try c.encode(route, forKey: .route)
+    try c.encode(routes, forKey: .routes)
+    try c.encode(sessions, forKey: .sessions)
+    try c.encode(nowPlaying, forKey: .nowPlaying)  // null, not absent
+  }
+}
+
+/// One session in a `StatusReport`.
+public struct SessionStatus: Sendable, Hashable, Codable {
+  public var session: SessionID
+  public var pid: Int32
+  public var name: String
+  public var category: Category
+  public var mode: SessionMode
+  public var options: [String]
+  public var active: Bool
+  public var interrupted: Bool
+  public var ducked: Bool
+  public var muted: Bool
+  public var nowPlaying: Bool
+  public var playback: PlaybackInfo?
+  public var commands: [RemoteCommandKind]
+
+  public init(
+    session: SessionID, pid: Int32, name: String, category: Category, mode: SessionMode,
+    options: [String], active: Bool, interrupted: Bool, ducked: Bool, muted: Bool,
+    nowPlaying: Bool, playback: PlaybackInfo?, commands: [RemoteCommandKind]
+  ) {
+    self.session = session
+    self.pid = pid
+    self.name = name
+    self.category = category
+    self.mode = mode
+    self.options = options
+    self.active = active
+    self.interrupted = interrupted
+    self.ducked = ducked
+    self.muted = muted
+    self.nowPlaying = nowPlaying
+    self.playback = playback
+    self.commands = commands
+  }
+
+  private enum CodingKeys: String, CodingKey {
+    case session, pid, name, category, mode, options, active, interrupted, ducked, muted
+    case nowPlaying, playback, commands
+  }
+  public func encode(to encoder: any Encoder) throws {
+    var c = encoder.container(keyedBy: CodingKeys.self)
+    try c.encode(session, forKey: .session)
+    try c.encode(pid, forKey: .pid)
+    try c.encode(name, forKey: .name)
+    try c.encode(category, forKey: .category)
+    try c.encode(mode, forKey: .mode)
+    try c.encode(options, forKey: .options)
+    try c.encode(active, forKey: .active)
+    try c.encode(interrupted, forKey: .interrupted)
+    try c.encode(ducked, forKey: .ducked)
+    try c.encode(muted, forKey: .muted)
+    try c.encode(nowPlaying, forKey: .nowPlaying)
+    try c.encode(playback, forKey: .playback)  // null, not absent
+    try c.encode(commands, forKey: .commands)
+  }
+}

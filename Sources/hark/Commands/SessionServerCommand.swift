@@ -1,0 +1,69 @@
+import ArgumentParser
+import Glibc
+import Logging
+import SessionServer
+
+struct SessionServerCommand: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "session-server",
+    abstract: "Run the per-user session server (clients start it on demand).",
+    discussion: """
+      Serves one user over $XDG_RUNTIME_DIR/hark/session.sock. Clients start it when none \
+      answers, detached, logging to $XDG_STATE_HOME/hark/session-server.log; it exits by itself \
+      a while after its last client leaves. Set HARK_SESSION_IDLE_EXIT to change that delay.
+      """)
+
+  @Flag(help: "Stop the running session server and wait for it to exit.")
+  var stop = false
+
+  @Option(
+    help: ArgumentHelp(
+      "Exit this many seconds after the last client leaves (default 10, or $HARK_SESSION_IDLE_EXIT).",
+      valueName: "seconds"))
+  var idleExit: Seconds?
+
+  @Flag(help: "Never exit for lack of clients.")
+  var persist = false
+
+  func run() async throws {
+    let paths: SessionPaths
+    do { paths = try SessionPaths.fromEnvironment() } catch { die(error.description) }
+    if stop { await stopServer(paths) }
+
+    let idle: Duration? =
+      persist
+      ? nil
+      : (idleExit ?? ProcessEnvironment.get("HARK_SESSION_IDLE_EXIT").flatMap(Seconds.init(argument:))
+        ?? Seconds(10)).duration
+    let server = SessionServer(
+      configuration: .init(paths: paths, idleExit: idle), logger: Logger(label: "hark.session-server"))
+    do { try server.run() } catch {
+      if case .alreadyRunning = error {
+        // Two clients racing to start a server: the loser's server steps aside quietly.
+        FileHandleStderr.write("hark: \(error); not starting another\n")
+        throw ExitCode.success
+      }
+      die(error.description)
+    }
+  }
+
+  private func stopServer(_ paths: SessionPaths) async -> Never {
+    let session: AudioSession
+    do {
+      session = try await AudioSession.connect(.init(name: "hark session-server --stop", paths: paths, autospawn: false))
+    } catch {
+      print("hark: no session server is running")
+      Glibc.exit(0)
+    }
+    let pid = session.welcome.serverPid
+    do { try await session.stopServer() } catch { die("could not stop the session server: \(error)") }
+    session.close()
+    // It has answered; wait until it has really gone, so a caller can rely on it.
+    for _ in 0..<300 where SessionServer.isRunning(paths) {
+      try? await Task.sleep(for: .milliseconds(10))
+    }
+    if SessionServer.isRunning(paths) { die("the session server (pid \(pid)) did not exit") }
+    print("hark: stopped the session server (pid \(pid))")
+    Glibc.exit(0)
+  }
+}

@@ -1,0 +1,55 @@
+import ArgumentParser
+import SessionCore
+
+struct Call: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Simulate a phone call: it rings, connects and hangs up (Ctrl-C hangs up).",
+    discussion: """
+      The call is a playAndRecord session in voice-call mode: it always activates and interrupts \
+      every other session (G11), and while it lasts nothing else may start (G10). It hangs up \
+      with notifyOthersOnDeactivation, so what it interrupted may resume (G13).
+      """)
+
+  @Option(help: ArgumentHelp("How long it rings.", valueName: "seconds"))
+  var ring = Seconds(2)
+
+  @Option(help: ArgumentHelp("How long the call lasts once answered.", valueName: "seconds"))
+  var talk = Seconds(3)
+
+  @Flag(help: "The call is declined after ringing instead of answered.")
+  var declined = false
+
+  func run() async throws {
+    let app = await SimulatedApp.start("call")
+    await app.setCategory(.playAndRecord, mode: .voiceCall)
+    guard await app.activate() else { app.finish(status: 1) }
+    app.say("incoming call, ringing for \(ring)")
+    await app.publish(.playing, title: "Incoming call")
+    if await wait(app, for: ring) {
+      if declined {
+        app.say("declined")
+      } else {
+        app.say("connected, talking for \(talk)")
+        await app.publish(.playing, title: "Call in progress", position: 0, duration: talk.value)
+        _ = await wait(app, for: talk)
+      }
+    }
+    app.say("hung up")
+    await app.deactivate(notifyingOthers: true)
+    await app.publish(.stopped, title: "Call ended")
+    app.finish()
+  }
+
+  /// Waits, printing what happens; false when Ctrl-C or SIGTERM cut it short.
+  private func wait(_ app: SimulatedApp, for seconds: Seconds) async -> Bool {
+    let deadline = ContinuousClock.Instant.after(seconds)
+    while let input = await app.next(until: deadline) {
+      switch input {
+      case .signal: return false
+      case .command(let c): c.respond(.commandDisabled)
+      case .event, .wake: break
+      }
+    }
+    return true
+  }
+}
