@@ -59,11 +59,26 @@ struct SessionServerCommand: AsyncParsableCommand {
     do { try await session.stopServer() } catch { die("could not stop the session server: \(error)") }
     session.close()
     // It has answered; wait until it has really gone, so a caller can rely on it.
-    for _ in 0..<300 where SessionServer.isRunning(paths) {
+    for _ in 0..<300 where SessionServer.isRunning(paths) || isAlive(pid) {
       try? await Task.sleep(for: .milliseconds(10))
     }
-    if SessionServer.isRunning(paths) { die("the session server (pid \(pid)) did not exit") }
+    if SessionServer.isRunning(paths) || isAlive(pid) {
+      die("the session server (pid \(pid)) did not exit")
+    }
     print("hark: stopped the session server (pid \(pid))")
     Glibc.exit(0)
   }
+}
+
+/// Whether the process runs: it exists and is not a zombie waiting for its parent to reap it.
+private func isAlive(_ pid: Int32) -> Bool {
+  guard kill(pid, 0) == 0 else { return false }
+  guard let f = fopen("/proc/\(pid)/stat", "r") else { return false }
+  defer { fclose(f) }
+  var buffer = [CChar](repeating: 0, count: 512)
+  guard fgets(&buffer, Int32(buffer.count), f) != nil else { return false }
+  let line = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+  // "pid (comm) S ...": the state follows the last ')', since comm may contain spaces.
+  guard let close = line.lastIndex(of: ")") else { return true }
+  return line[line.index(after: close)...].trimmingPrefix(" ").first != "Z"
 }

@@ -1,0 +1,84 @@
+# Shared by the end-to-end scripts: a private XDG_RUNTIME_DIR and HOME, the hark binary, waiting
+# with deadlines, and cleanup of every process the test started, even on failure.
+# shellcheck shell=bash
+set -euo pipefail
+
+: "${HARK_BIN:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && swift build --show-bin-path)/hark}"
+[ -x "$HARK_BIN" ] || { echo "no hark binary at '$HARK_BIN'; run 'swift build' first" >&2; exit 1; }
+hark() { "$HARK_BIN" "$@"; }
+
+E2E_DIR=$(mktemp -d "${TMPDIR:-/tmp}/hark-e2e.XXXXXX")
+export XDG_RUNTIME_DIR="$E2E_DIR/run" HOME="$E2E_DIR/home" XDG_STATE_HOME="$E2E_DIR/home/.local/state"
+mkdir -m 700 "$XDG_RUNTIME_DIR"
+mkdir -p "$HOME"
+unset XDG_CONFIG_HOME DBUS_SESSION_BUS_ADDRESS
+E2E_PIDS=()
+E2E_NAME=$(basename "$0" .sh)
+
+# Starts a command in the background with its output in $E2E_DIR/<name>.log; remembers its pid.
+# `hark` is run as the binary itself, not the shell function, so $! is the app's own pid.
+start() {
+  local name=$1; shift
+  [ "$1" = hark ] && set -- "$HARK_BIN" "${@:2}"
+  "$@" >"$E2E_DIR/$name.log" 2>&1 &
+  E2E_PIDS+=($!)
+  eval "PID_$name=$!"
+}
+
+# alive PID: the process exists and is not a zombie.
+alive() { local st; st=$(ps -o stat= -p "$1" 2>/dev/null | tr -d ' '); [ -n "$st" ] && [ "${st:0:1}" != Z ]; }
+
+server_pid() { cat "$XDG_RUNTIME_DIR/hark/session.lock" 2>/dev/null | tr -d '[:space:]'; }
+
+cleanup() {
+  local status=$?
+  for pid in "${E2E_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  local spid; spid=$(server_pid || true)
+  [ -n "$spid" ] && kill "$spid" 2>/dev/null || true
+  if [ $status -ne 0 ]; then
+    echo "--- $E2E_NAME failed; logs:"
+    for f in "$E2E_DIR"/*.log "$XDG_STATE_HOME"/hark/*.log; do
+      [ -f "$f" ] && { echo "--- $f"; cat "$f"; }
+    done
+  fi
+  rm -rf "$E2E_DIR"
+  exit $status
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL $E2E_NAME: $*" >&2; exit 1; }
+pass() { echo "ok   $E2E_NAME: $* (${SECONDS}s)"; }
+
+# wait_for SECONDS DESCRIPTION COMMAND...: polls every 50 ms until COMMAND succeeds.
+wait_for() {
+  local seconds=$1 what=$2; shift 2
+  local deadline=$((SECONDS + ${seconds%.*} + 1))
+  while ! "$@" >/dev/null 2>&1; do
+    [ $SECONDS -ge $deadline ] && fail "timed out after ${seconds}s waiting for: $what"
+    sleep 0.05
+  done
+}
+
+# log_has NAME TEXT: the app's log has a line containing TEXT.
+log_has() { grep -qF -- "$2" "$E2E_DIR/$1.log"; }
+
+# expect_log NAME TEXT [SECONDS]
+expect_log() { wait_for "${3:-5}" "'$2' in $1's output" log_has "$1" "$2"; }
+
+# status_json PYTHON-EXPR: evaluates EXPR with `s` bound to `hark status --json`, prints it.
+status_query() {
+  hark status --json | python3 -c "import json,sys; s=json.load(sys.stdin); print($1)"
+}
+
+# session NAME FIELD: a field of the session with that name (first match), as JSON.
+session_field() {
+  status_query "json.dumps(next((x for x in s['sessions'] if x['name']=='$1'), {}).get('$2'))"
+}
+
+check_field() { [ "$(session_field "$1" "$2")" = "$3" ]; }
+
+# expect_field NAME FIELD JSON-VALUE [SECONDS]: waits until the session's field has that value.
+expect_field() {
+  wait_for "${4:-5}" "$1.$2 == $3 in 'hark status --json' (now: $(session_field "$1" "$2"))" \
+    check_field "$1" "$2" "$3"
+}

@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Issue 2's end-to-end scenario: real hark processes against an autospawned session server.
+#  - music A plays; a game launched then picks ambient and mixes (G8, G9): A keeps playing;
+#  - music B takes over: A is interrupted, the game keeps playing (it mixes);
+#  - a call interrupts B and the game (G11); on hang-up both get ended with shouldResume (G13)
+#    and resume (G14, G15); A, still taken over by B, is not resumed by the call;
+#  - B exits without notify: A's interruption ends without shouldResume and A stays paused.
+source "$(dirname "$0")/lib.sh"
+
+start musicA hark simulate music --seconds 30
+expect_log musicA "playing for 30 s"
+[ -S "$XDG_RUNTIME_DIR/hark/session.sock" ] || fail "the first client did not autospawn a server"
+expect_field music active true
+
+start game hark simulate game --seconds 30
+expect_log game "other audio is playing: ambient"
+expect_field game category '"ambient"'
+expect_field game active true
+expect_field music active true   # G9: a mixable session interrupts nobody
+pass "G8: the game saw other audio and chose ambient; the music kept playing"
+
+start musicB hark simulate music --seconds 6
+expect_log musicB "playing for 6 s"
+expect_log musicA "interruption began: 'music' took the audio"
+expect_log game "secondary audio hint: begin"
+log_has game "interruption began" && fail "the game was interrupted by music it mixes with"
+[ "$(status_query "[x['active'] for x in s['sessions'] if x['name']=='game'][0]")" = True ] \
+  || fail "the game stopped playing when music B started"
+pass "G9: music B took over from music A; the game kept playing"
+
+start call hark call --ring 0.5 --talk 1
+expect_log musicB "interruption began: call from 'call'"
+expect_log game "interruption began: call from 'call'"
+status_query "s['sessions']" >/dev/null
+[ "$(status_query "sorted(x['name'] for x in s['sessions'] if x['active'])")" = "['call']" ] \
+  || fail "during the call something else is active: $(hark status)"
+pass "G11: the call interrupted both the music and the game"
+
+expect_log call "hung up" 5
+expect_log musicB "interruption ended, should resume"
+expect_log game "interruption ended, should resume"
+expect_log musicB "resumed"
+expect_log game "resumed"
+log_has musicA "interruption ended" && fail "music A's interruption ended while music B still held it"
+pass "G13/G14/G15: both got ended with shouldResume when the call hung up, and resumed"
+
+wait "$PID_call" || fail "hark call exited with $?"
+expect_log musicB "exits" 8
+expect_log musicA "interruption ended, should not resume"
+expect_log musicA "stays paused"
+expect_field music active false
+status_query "[x['playback']['pausedBy'] for x in s['sessions'] if x['name']=='music']" | grep -q interruption \
+  || fail "music A does not say it was paused by an interruption"
+pass "G13: music B's takeover ended music A's interruption without shouldResume; A stays paused"
+
+# The order of what music A printed is the rule itself: began, then ended without resume.
+grep -n "interruption" "$E2E_DIR/musicA.log" | head -2 | tr '\n' ' ' | grep -q "began.*should not resume" \
+  || fail "music A's events are out of order: $(cat "$E2E_DIR/musicA.log")"
+kill -INT "$PID_game" "$PID_musicA"
+wait "$PID_game" || fail "the game did not exit cleanly on Ctrl-C"
+wait "$PID_musicA" || fail "music A did not exit cleanly on Ctrl-C"
+pass "simulated apps end cleanly on Ctrl-C"
