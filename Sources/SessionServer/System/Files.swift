@@ -23,8 +23,8 @@ func writeFileAtomically(_ path: String, _ bytes: [UInt8]) throws(SystemError) {
   guard fd >= 0 else { throw .last("creating '\(temporary)'") }
   var done = 0
   while done < bytes.count {
-    let n = bytes.withUnsafeBytes { raw in
-      retryingEINTR { write(fd, raw.baseAddress! + done, raw.count - done) }
+    let n = bytes[done...].withUnsafeBytes { raw in
+      retryingEINTR { write(fd, raw.baseAddress, raw.count) }
     }
     if n <= 0 {
       let e = SystemError.last("writing '\(temporary)'")

@@ -14,7 +14,9 @@ enum UnixSocket {
       for i in 0..<n { raw[i] = bytes[i] }
       raw[n] = 0
     }
-    let length = MemoryLayout<sockaddr_un>.offset(of: \.sun_path)! + bytes.count + 1
+    // sun_path follows the 2-byte family; the length counts the path and its NUL.
+    let pathOffset = MemoryLayout<sockaddr_un>.offset(of: \.sun_path) ?? MemoryLayout<sa_family_t>.size
+    let length = pathOffset + bytes.count + 1
     return (addr, socklen_t(length))
   }
 
@@ -81,9 +83,10 @@ enum UnixSocket {
   /// Writes as much as the socket takes without blocking (for non-blocking descriptors) or all
   /// of it (for blocking ones); returns the count written. Never raises SIGPIPE.
   static func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(SystemError) -> Int {
+    guard let base = bytes.baseAddress else { return 0 }
     var done = 0
     while done < bytes.count {
-      let n = Glibc.send(fd, bytes.baseAddress! + done, bytes.count - done, Int32(MSG_NOSIGNAL))
+      let n = Glibc.send(fd, base + done, bytes.count - done, Int32(MSG_NOSIGNAL))
       if n > 0 {
         done += n
       } else if n < 0 && errno == EINTR {
