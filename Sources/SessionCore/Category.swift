@@ -26,7 +26,8 @@ public enum Category: String, Sendable, Hashable, Codable, CaseIterable {
   public func mixes(with options: CategoryOptions) -> Bool {
     switch self {
     case .ambient: true
-    case .playback, .playAndRecord: options.contains(.mixWithOthers) || options.contains(.duckOthers)
+    case .playback, .playAndRecord:
+      options.contains(.mixWithOthers) || options.contains(.duckOthers)
     case .soloAmbient, .record, .audioProcessing: false
     }
   }

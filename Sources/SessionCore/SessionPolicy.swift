@@ -124,7 +124,9 @@ public struct SessionPolicy: Sendable, Hashable {
   /// Whether another active session with duckOthers lowers this one (G9).
   public func isDucked(_ id: SessionID) -> Bool {
     guard let s = sessions[id], s.isActive else { return false }
-    return sessions.contains { $0.key != id && $0.value.isActive && $0.value.options.contains(.duckOthers) }
+    return sessions.contains {
+      $0.key != id && $0.value.isActive && $0.value.options.contains(.duckOthers)
+    }
   }
 
   /// Whether silent mode mutes this session (G2).
@@ -208,7 +210,9 @@ public struct SessionPolicy: Sendable, Hashable {
       if a.hint != b.hint {
         notes.append(.init(id, .silenceSecondaryAudioHint(a.hint ? .begin : .end)))
       }
-      if a.nowPlaying != b.nowPlaying { notes.append(.init(id, .nowPlaying(isNowPlaying: a.nowPlaying))) }
+      if a.nowPlaying != b.nowPlaying {
+        notes.append(.init(id, .nowPlaying(isNowPlaying: a.nowPlaying)))
+      }
     }
     return PolicyOutcome(notifications: notes)
   }
@@ -296,7 +300,9 @@ public struct SessionPolicy: Sendable, Hashable {
 
   /// Interrupts the active sessions `id` conflicts with, and adds `id` to the interrupters of
   /// those already interrupted, so their interruption ends only when `id` has gone too.
-  private mutating func interruptConflicts(of id: SessionID, into notes: inout [SessionNotification]) {
+  private mutating func interruptConflicts(
+    of id: SessionID, into notes: inout [SessionNotification]
+  ) {
     guard let x = sessions[id] else { return }
     let cause = InterruptionCause(kind: x.isCall ? .call : .otherAudio, by: x.identity.name)
     for other in conflicts(of: id) {
@@ -325,7 +331,8 @@ public struct SessionPolicy: Sendable, Hashable {
       s.interruptionResumable = s.interruptionResumable && shouldResume
       if s.interruptedBy.isEmpty {
         notes.append(
-          .init(other, .interruption(.ended(shouldResume: s.interruptionResumable, reason: reason))))
+          .init(other, .interruption(.ended(shouldResume: s.interruptionResumable, reason: reason)))
+        )
         s.interruptionResumable = true
       }
       sessions[other] = s

@@ -35,7 +35,8 @@ public enum WireCodec {
       case .setActive(let active, let options):
         e.type = "setActive"
         e.active = active
-        e.options = options.contains(.notifyOthersOnDeactivation) ? ["notifyOthersOnDeactivation"] : []
+        e.options =
+          options.contains(.notifyOthersOnDeactivation) ? ["notifyOthersOnDeactivation"] : []
       case .publish(let playback, let commands):
         e.type = "publish"
         e.playback = playback
@@ -239,7 +240,8 @@ public enum WireCodec {
       guard let value else { throw fail("server message '\(e.type)' lacks '\(field)'") }
       return value
     }
-    func parse<T: RawRepresentable<String>>(_ raw: String?, _ field: String) throws(WireError) -> T {
+    func parse<T: RawRepresentable<String>>(_ raw: String?, _ field: String) throws(WireError) -> T
+    {
       let raw = try need(raw, field)
       guard let value = T(rawValue: raw) else { throw fail("unknown \(field) '\(raw)'") }
       return value
@@ -254,7 +256,9 @@ public enum WireCodec {
     case "reply":
       let id = try need(e.id, "id")
       if try need(e.ok, "ok") {
-        if let playing = e.otherAudioPlaying { return .reply(id, .success(.otherAudioPlaying(playing))) }
+        if let playing = e.otherAudioPlaying {
+          return .reply(id, .success(.otherAudioPlaying(playing)))
+        }
         if let report = e.report { return .reply(id, .success(.status(report))) }
         if e.status != nil {
           let status: CommandStatus = try parse(e.status, "status")
@@ -277,17 +281,21 @@ public enum WireCodec {
       case "interruptionBegan": event = .interruption(.began(try need(e.cause, "cause")))
       case "interruptionEnded":
         event = .interruption(
-          .ended(shouldResume: try need(e.shouldResume, "shouldResume"), reason: try parse(e.reason, "reason")))
+          .ended(
+            shouldResume: try need(e.shouldResume, "shouldResume"),
+            reason: try parse(e.reason, "reason")))
       case "routeChange":
         event = .routeChange(
           RouteChange(
             reason: try parse(e.reason, "reason"), previous: try need(e.previous, "previous"),
             current: try need(e.current, "current")))
-      case "silenceSecondaryAudioHint": event = .silenceSecondaryAudioHint(try parse(e.hint, "hint"))
+      case "silenceSecondaryAudioHint":
+        event = .silenceSecondaryAudioHint(try parse(e.hint, "hint"))
       case "ducking": event = .ducking(isDucked: try need(e.ducked, "ducked"))
       case "silentMode":
         event = .silentMode(
-          isOn: try need(e.silent, "silent"), mutesThisSession: try need(e.mutesThisSession, "mutesThisSession"))
+          isOn: try need(e.silent, "silent"),
+          mutesThisSession: try need(e.mutesThisSession, "mutesThisSession"))
       case "nowPlaying": event = .nowPlaying(isNowPlaying: try need(e.isNowPlaying, "isNowPlaying"))
       case "mediaServicesWereReset": event = .mediaServicesWereReset
       case let other: throw fail("unknown event '\(other)'")

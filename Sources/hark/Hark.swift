@@ -14,13 +14,15 @@ struct Hark: AsyncParsableCommand {
       """,
     version: "0.1.0",
     subcommands: [
-      Call.self, Simulate.self, RouteCommand.self, Silent.self, Status.self, SessionServerCommand.self,
+      Call.self, Simulate.self, RouteCommand.self, Silent.self, Status.self,
+      SessionServerCommand.self,
     ])
 
   static func main() async {
     // Lines must reach a pipe or file as they happen: tests and scripts read them live.
     chs_line_buffer_stdout()
-    let level = ProcessEnvironment.get("HARK_LOG_LEVEL").flatMap(Logger.Level.init(rawValue:)) ?? .info
+    let level =
+      ProcessEnvironment.get("HARK_LOG_LEVEL").flatMap(Logger.Level.init(rawValue:)) ?? .info
     LoggingSystem.bootstrap { label in
       var handler = StreamLogHandler.standardError(label: label)
       handler.logLevel = level

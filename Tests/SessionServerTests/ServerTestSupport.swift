@@ -59,7 +59,9 @@ final class TestServer: Sendable {
   }
 
   /// A raw connection, to send what no well-behaved client would.
-  func rawConnection() throws -> RawConnection { RawConnection(fd: try UnixSocket.connect(to: paths.socket)) }
+  func rawConnection() throws -> RawConnection {
+    RawConnection(fd: try UnixSocket.connect(to: paths.socket))
+  }
 
   func cleanUp() {
     _ = system("rm -rf '\(root)'")
@@ -123,7 +125,9 @@ struct RawConnection: Sendable {
       let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
       if n <= 0 { return (lines, true) }
       framer.append(buffer[0..<n])
-      while let line = try? framer.nextLine() { lines.append(String(decoding: line, as: UTF8.self)) }
+      while let line = try? framer.nextLine() {
+        lines.append(String(decoding: line, as: UTF8.self))
+      }
     }
     return (lines, false)
   }

@@ -91,7 +91,8 @@ private func decodeError(_ text: String) -> WireDecodeError? {
   }
 
   @Test func commandArgumentsMustBeFiniteAndNonNegative() throws {
-    let missing = try #require(decodeError(#"{"type":"command","id":1,"kind":"changePlaybackPosition"}"#))
+    let missing = try #require(
+      decodeError(#"{"type":"command","id":1,"kind":"changePlaybackPosition"}"#))
     #expect(missing.error.code == "badRequest")
     let negative = try #require(
       decodeError(#"{"type":"command","id":1,"kind":"skipForward","argument":-3}"#))
@@ -127,7 +128,8 @@ private func decodeError(_ text: String) -> WireDecodeError? {
     ], nowPlaying: 100)
 
   static let messages: [ServerMessage] = [
-    .welcome(Welcome(version: 1, session: SessionID(9), serverPid: 7, silent: false, route: .speakers)),
+    .welcome(
+      Welcome(version: 1, session: SessionID(9), serverPid: 7, silent: false, route: .speakers)),
     .reply(1, .success(.none)),
     .reply(2, .success(.otherAudioPlaying(true))),
     .reply(3, .success(.status(report))),
@@ -160,7 +162,8 @@ private func decodeError(_ text: String) -> WireDecodeError? {
   @Test func statusReportWritesNullsRatherThanOmittingKeys() throws {
     var r = Self.report
     r.nowPlaying = nil
-    let text = String(decoding: try WireCodec.encode(.reply(1, .success(.status(r)))), as: UTF8.self)
+    let text = String(
+      decoding: try WireCodec.encode(.reply(1, .success(.status(r)))), as: UTF8.self)
     #expect(text.contains(#""nowPlaying":null"#))
     #expect(text.contains(#""playback":null"#))
     #expect(text.contains(#""pausedBy":null"#))

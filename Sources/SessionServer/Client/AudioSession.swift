@@ -73,7 +73,8 @@ public final class AudioSession: Sendable {
     public var connectTimeout: Duration = .seconds(5)
 
     public init(
-      name: String, paths: SessionPaths? = nil, autospawn: Bool? = nil, serverExecutable: String? = nil
+      name: String, paths: SessionPaths? = nil, autospawn: Bool? = nil,
+      serverExecutable: String? = nil
     ) {
       self.name = name
       self.paths = paths
@@ -131,9 +132,10 @@ public final class AudioSession: Sendable {
     }
     let result = await withCheckedContinuation { continuation in
       startDetachedThread {
-        continuation.resume(returning: Result { () throws(SessionClientError) in
-          try Connection.open(configuration, paths: paths)
-        })
+        continuation.resume(
+          returning: Result { () throws(SessionClientError) in
+            try Connection.open(configuration, paths: paths)
+          })
       }
     }
     let connection = try result.get()
@@ -158,7 +160,9 @@ public final class AudioSession: Sendable {
   /// Activates or deactivates the session. Activation fails with `.refused` when the server
   /// says no (G10); deactivation with `.notifyOthersOnDeactivation` lets the sessions this one
   /// interrupted resume (G13).
-  public func setActive(_ active: Bool, options: SetActiveOptions = []) async throws(SessionClientError) {
+  public func setActive(_ active: Bool, options: SetActiveOptions = [])
+    async throws(SessionClientError)
+  {
     if !active { state.withLock { $0.registration.active = false } }
     do {
       _ = try await request(.setActive(active, options: options))
@@ -170,7 +174,9 @@ public final class AudioSession: Sendable {
   }
 
   /// Publishes what the app plays and which remote commands are enabled (G17–G19).
-  public func publish(_ playback: PlaybackInfo?, commands: Set<RemoteCommandKind>) async throws(SessionClientError) {
+  public func publish(_ playback: PlaybackInfo?, commands: Set<RemoteCommandKind>)
+    async throws(SessionClientError)
+  {
     let clean = playback.map(Self.sanitized)
     state.withLock { $0.registration.published = (clean, commands) }
     _ = try await request(.publish(clean, commands: commands))
@@ -293,7 +299,9 @@ public final class AudioSession: Sendable {
     while true {
       let fd = state.withLock { $0.fd }
       while let line = try? framer.nextLine() { dispatch(line) }
-      let n = buffer.withUnsafeMutableBytes { raw in retryingEINTR { recv(fd, raw.baseAddress, raw.count, 0) } }
+      let n = buffer.withUnsafeMutableBytes { raw in
+        retryingEINTR { recv(fd, raw.baseAddress, raw.count, 0) }
+      }
       if n > 0 {
         framer.append(buffer[0..<n])
         continue
@@ -398,7 +406,9 @@ private struct Connection {
         guard e.code == ENOENT || e.code == ECONNREFUSED else {
           throw .noServer(socket: paths.socket, reason: e.reason)
         }
-        guard configuration.autospawn else { throw .noServer(socket: paths.socket, reason: e.reason) }
+        guard configuration.autospawn else {
+          throw .noServer(socket: paths.socket, reason: e.reason)
+        }
       } catch let e as SessionClientError {
         throw e
       } catch {
@@ -438,7 +448,9 @@ private struct Connection {
     var ok = false
     defer { if !ok { Glibc.close(fd) } }
     let hello = try WireCodec.encode(ClientMessage.hello(version: protocolVersion, name: name))
-    guard try hello.withUnsafeBytes({ raw throws(SystemError) in try UnixSocket.send(fd, raw) }) == hello.count
+    guard
+      try hello.withUnsafeBytes({ raw throws(SystemError) in try UnixSocket.send(fd, raw) })
+        == hello.count
     else { return nil }
     var framer = LineFramer(limit: 16 << 20)
     var buffer = [UInt8](repeating: 0, count: 4096)
@@ -458,7 +470,9 @@ private struct Connection {
       guard now < deadline else { return nil }
       var p = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
       _ = poll(&p, 1, Int32((deadline - now) / 1_000_000 + 1))
-      let n = buffer.withUnsafeMutableBytes { raw in retryingEINTR { recv(fd, raw.baseAddress, raw.count, 0) } }
+      let n = buffer.withUnsafeMutableBytes { raw in
+        retryingEINTR { recv(fd, raw.baseAddress, raw.count, 0) }
+      }
       if n <= 0 { return nil }
       framer.append(buffer[0..<n])
     }

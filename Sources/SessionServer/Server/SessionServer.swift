@@ -118,7 +118,8 @@ public final class SessionServer {
     policy = SessionPolicy(silentMode: loadSilentMode(), routes: loadRoutes())
     ServerSignals.install()
     logger.info(
-      "serving", metadata: ["socket": "\(paths.socket)", "pid": "\(pid)", "version": "\(protocolVersion)"])
+      "serving",
+      metadata: ["socket": "\(paths.socket)", "pid": "\(pid)", "version": "\(protocolVersion)"])
     idleSince = monotonicNanoseconds()
     loop()
     shutdown()
@@ -223,7 +224,9 @@ public final class SessionServer {
 
   private func readFrom(_ fd: Int32) {
     var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-    let n = buffer.withUnsafeMutableBytes { raw in retryingEINTR { recv(fd, raw.baseAddress, raw.count, 0) } }
+    let n = buffer.withUnsafeMutableBytes { raw in
+      retryingEINTR { recv(fd, raw.baseAddress, raw.count, 0) }
+    }
     if n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
       clients[fd]?.closing = true
       return
@@ -233,8 +236,12 @@ public final class SessionServer {
     while let c = clients[fd], !c.closing {
       let line: ArraySlice<UInt8>?
       do { line = try clients[fd]?.input.nextLine() } catch {
-        logger.warning("\(describe(fd)) sent a line over \(maximumMessageBytes) bytes; disconnecting")
-        send(.error(WireError(code: "tooLarge", message: "message longer than \(maximumMessageBytes) bytes")), to: fd)
+        logger.warning(
+          "\(describe(fd)) sent a line over \(maximumMessageBytes) bytes; disconnecting")
+        send(
+          .error(
+            WireError(code: "tooLarge", message: "message longer than \(maximumMessageBytes) bytes")
+          ), to: fd)
         clients[fd]?.closing = true
         return
       }
@@ -258,7 +265,9 @@ public final class SessionServer {
     for (id, p) in pending where p.target == fd {
       pending[id] = nil
       reply(
-        p.request, .failure(WireError(code: "commandFailed", message: "'\(c.name)' went away before answering")),
+        p.request,
+        .failure(
+          WireError(code: "commandFailed", message: "'\(c.name)' went away before answering")),
         to: p.requester)
     }
     for (id, p) in pending where p.requester == fd { pending[id] = nil }
@@ -280,7 +289,9 @@ public final class SessionServer {
     guard let client = clients[fd] else { return }
     if !client.greeted {
       guard case .hello(let version, let name) = message else {
-        send(.error(WireError(code: "helloFirst", message: "the first message must be 'hello'")), to: fd)
+        send(
+          .error(WireError(code: "helloFirst", message: "the first message must be 'hello'")),
+          to: fd)
         clients[fd]?.closing = true
         return
       }
@@ -299,7 +310,8 @@ public final class SessionServer {
       send(
         .welcome(
           Welcome(
-            version: protocolVersion, session: client.session, serverPid: pid, silent: policy.silentMode,
+            version: protocolVersion, session: client.session, serverPid: pid,
+            silent: policy.silentMode,
             route: policy.routes.current)), to: fd)
       return
     }
@@ -320,12 +332,18 @@ public final class SessionServer {
     switch request {
     case .setCategory(let category, let mode, let options):
       register(fd)
-      logger.info("\(client.name) (pid \(client.pid)): category \(category.rawValue) \(options.names) \(mode.rawValue)")
-      applyAndReply(.setCategory(client.session, category, mode: mode, options: options), id: id, to: fd)
+      logger.info(
+        "\(client.name) (pid \(client.pid)): category \(category.rawValue) \(options.names) \(mode.rawValue)"
+      )
+      applyAndReply(
+        .setCategory(client.session, category, mode: mode, options: options), id: id, to: fd)
     case .setActive(let active, let options):
       register(fd)
-      let event: PolicyEvent = active ? .activate(client.session) : .deactivate(client.session, options)
-      logger.info("\(client.name) (pid \(client.pid)): \(active ? "activate" : "deactivate")\(options.contains(.notifyOthersOnDeactivation) ? " notifying others" : "")")
+      let event: PolicyEvent =
+        active ? .activate(client.session) : .deactivate(client.session, options)
+      logger.info(
+        "\(client.name) (pid \(client.pid)): \(active ? "activate" : "deactivate")\(options.contains(.notifyOthersOnDeactivation) ? " notifying others" : "")"
+      )
       applyAndReply(event, id: id, to: fd)
     case .publish(let playback, let commands):
       register(fd)
@@ -373,7 +391,9 @@ public final class SessionServer {
     guard let target = policy.nowPlaying, let targetFD = sessionsToFD[target],
       let record = policy.sessions[target]
     else {
-      reply(id, .failure(WireError(code: "noNowPlayingApp", message: "no app is playing or paused")), to: fd)
+      reply(
+        id, .failure(WireError(code: "noNowPlayingApp", message: "no app is playing or paused")),
+        to: fd)
       return
     }
     guard record.enabledCommands.contains(command.kind) else {
@@ -400,7 +420,10 @@ public final class SessionServer {
       let name = clients[p.target]?.name ?? "the app"
       reply(
         p.request,
-        .failure(WireError(code: "commandFailed", message: "'\(name)' did not answer in \(configuration.commandTimeout)")),
+        .failure(
+          WireError(
+            code: "commandFailed",
+            message: "'\(name)' did not answer in \(configuration.commandTimeout)")),
         to: p.requester)
     }
   }
@@ -423,7 +446,8 @@ public final class SessionServer {
         playback: s.playback, commands: s.enabledCommands.sorted { $0.rawValue < $1.rawValue })
     }
     return StatusReport(
-      version: protocolVersion, serverPid: pid, silent: policy.silentMode, route: policy.routes.current,
+      version: protocolVersion, serverPid: pid, silent: policy.silentMode,
+      route: policy.routes.current,
       routes: policy.routes.available, sessions: sessions,
       nowPlaying: np.flatMap { policy.sessions[$0]?.identity.pid })
   }
@@ -453,7 +477,8 @@ public final class SessionServer {
   private func flush(_ fd: Int32) {
     guard let c = clients[fd], !c.output.isEmpty else { return }
     do {
-      let n = try c.output.withUnsafeBytes { raw throws(SystemError) in try UnixSocket.send(fd, raw) }
+      let n = try c.output.withUnsafeBytes { raw throws(SystemError) in try UnixSocket.send(fd, raw)
+      }
       clients[fd]?.output.removeFirst(n)
     } catch {
       clients[fd]?.output.removeAll()

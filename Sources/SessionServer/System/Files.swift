@@ -9,7 +9,9 @@ func readFile(_ path: String, limit: Int = 1 << 20) -> [UInt8]? {
   var out: [UInt8] = []
   var chunk = [UInt8](repeating: 0, count: 4096)
   while out.count < limit {
-    let n = chunk.withUnsafeMutableBytes { raw in retryingEINTR { read(fd, raw.baseAddress, raw.count) } }
+    let n = chunk.withUnsafeMutableBytes { raw in
+      retryingEINTR { read(fd, raw.baseAddress, raw.count) }
+    }
     if n <= 0 { break }
     out.append(contentsOf: chunk[0..<n])
   }

@@ -15,15 +15,18 @@ enum UnixSocket {
       raw[n] = 0
     }
     // sun_path follows the 2-byte family; the length counts the path and its NUL.
-    let pathOffset = MemoryLayout<sockaddr_un>.offset(of: \.sun_path) ?? MemoryLayout<sa_family_t>.size
+    let pathOffset =
+      MemoryLayout<sockaddr_un>.offset(of: \.sun_path) ?? MemoryLayout<sa_family_t>.size
     let length = pathOffset + bytes.count + 1
     return (addr, socklen_t(length))
   }
 
   /// A listening socket at `path` (mode 0600), replacing a stale socket file.
   static func listen(at path: String, backlog: Int32 = 64) throws(SystemError) -> Int32 {
-    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-      | Int32(SOCK_NONBLOCK.rawValue), 0)
+    let fd = socket(
+      AF_UNIX,
+      Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+        | Int32(SOCK_NONBLOCK.rawValue), 0)
     guard fd >= 0 else { throw .last("creating the server socket") }
     unlink(path)
     var (addr, length) = address(path)

@@ -24,7 +24,8 @@ struct RouteCommand: AsyncParsableCommand {
     subcommands: [List.self, Plug.self, Unplug.self, Select.self])
 
   struct List: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List the outputs; * marks the current one.")
+    static let configuration = CommandConfiguration(
+      abstract: "List the outputs; * marks the current one.")
     func run() async throws {
       let session = await controlSession("hark route")
       let report: StatusReport
@@ -37,21 +38,27 @@ struct RouteCommand: AsyncParsableCommand {
   }
 
   struct Plug: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Plug in an output; it becomes current.")
+    static let configuration = CommandConfiguration(
+      abstract: "Plug in an output; it becomes current.")
     @Argument(help: "headphones, bluetooth, usb, hdmi or line.")
     var kind: RouteKind = .headphones
-    func run() async throws { await routeAction(.plug(kind), done: "plugged in \(kind.defaultName)") }
+    func run() async throws {
+      await routeAction(.plug(kind), done: "plugged in \(kind.defaultName)")
+    }
   }
 
   struct Unplug: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Unplug an output.")
     @Argument(help: "headphones, bluetooth, usb, hdmi or line.")
     var kind: RouteKind = .headphones
-    func run() async throws { await routeAction(.unplug(kind), done: "unplugged \(kind.defaultName)") }
+    func run() async throws {
+      await routeAction(.unplug(kind), done: "unplugged \(kind.defaultName)")
+    }
   }
 
   struct Select: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Make an output current, by name or kind.")
+    static let configuration = CommandConfiguration(
+      abstract: "Make an output current, by name or kind.")
     @Argument(help: "The output's name, as 'hark route list' shows it, or its kind.")
     var name: String
     func run() async throws { await routeAction(.select(name), done: "selected '\(name)'") }
@@ -130,7 +137,8 @@ struct Status: AsyncParsableCommand {
     if s.ducked { flags.append("ducked") }
     if s.muted { flags.append("muted") }
     if s.nowPlaying { flags.append("now playing") }
-    let category = ([s.category.rawValue] + s.options + (s.mode == .default ? [] : [s.mode.rawValue]))
+    let category =
+      ([s.category.rawValue] + s.options + (s.mode == .default ? [] : [s.mode.rawValue]))
       .joined(separator: "+")
     var text = "\(s.pid)\t\(s.name)\t\(category)\t\(flags.joined(separator: ", "))"
     if let p = s.playback {

@@ -33,10 +33,12 @@ struct SessionServerCommand: AsyncParsableCommand {
     let idle: Duration? =
       persist
       ? nil
-      : (idleExit ?? ProcessEnvironment.get("HARK_SESSION_IDLE_EXIT").flatMap(Seconds.init(argument:))
+      : (idleExit ?? ProcessEnvironment.get("HARK_SESSION_IDLE_EXIT").flatMap(
+        Seconds.init(argument:))
         ?? Seconds(10)).duration
     let server = SessionServer(
-      configuration: .init(paths: paths, idleExit: idle), logger: Logger(label: "hark.session-server"))
+      configuration: .init(paths: paths, idleExit: idle),
+      logger: Logger(label: "hark.session-server"))
     do { try server.run() } catch {
       if case .alreadyRunning = error {
         // Two clients racing to start a server: the loser's server steps aside quietly.
@@ -50,13 +52,16 @@ struct SessionServerCommand: AsyncParsableCommand {
   private func stopServer(_ paths: SessionPaths) async -> Never {
     let session: AudioSession
     do {
-      session = try await AudioSession.connect(.init(name: "hark session-server --stop", paths: paths, autospawn: false))
+      session = try await AudioSession.connect(
+        .init(name: "hark session-server --stop", paths: paths, autospawn: false))
     } catch {
       print("hark: no session server is running")
       Glibc.exit(0)
     }
     let pid = session.welcome.serverPid
-    do { try await session.stopServer() } catch { die("could not stop the session server: \(error)") }
+    do { try await session.stopServer() } catch {
+      die("could not stop the session server: \(error)")
+    }
     session.close()
     // It has answered; wait until it has really gone, so a caller can rely on it.
     for _ in 0..<300 where SessionServer.isRunning(paths) || isAlive(pid) {
@@ -77,7 +82,8 @@ private func isAlive(_ pid: Int32) -> Bool {
   defer { fclose(f) }
   var buffer = [CChar](repeating: 0, count: 512)
   guard fgets(&buffer, Int32(buffer.count), f) != nil else { return false }
-  let line = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+  let line = String(
+    decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
   // "pid (comm) S ...": the state follows the last ')', since comm may contain spaces.
   guard let close = line.lastIndex(of: ")") else { return true }
   return line[line.index(after: close)...].trimmingPrefix(" ").first != "Z"

@@ -50,7 +50,9 @@ extension Simulate {
     @Argument(help: "What the prompt says.")
     var text = "In 300 metres, turn left"
 
-    @Option(help: ArgumentHelp("How long it speaks (default: from the text's length).", valueName: "seconds"))
+    @Option(
+      help: ArgumentHelp(
+        "How long it speaks (default: from the text's length).", valueName: "seconds"))
     var seconds: Seconds?
 
     func run() async throws {
@@ -107,7 +109,8 @@ extension Simulate {
 
       func pause(by cause: PauseCause) async {
         playing = false
-        await app.publish(.paused, title: title, pausedBy: cause, commands: commands, position: position())
+        await app.publish(
+          .paused, title: title, pausedBy: cause, commands: commands, position: position())
       }
       func resume() async -> Bool {
         guard await app.activate() else { return false }

@@ -81,7 +81,9 @@ final class SimulatedApp {
   }
 
   /// Sets the category or exits with the reason.
-  func setCategory(_ category: Category, mode: SessionMode = .default, options: CategoryOptions = []) async {
+  func setCategory(
+    _ category: Category, mode: SessionMode = .default, options: CategoryOptions = []
+  ) async {
     do { try await session.setCategory(category, mode: mode, options: options) } catch {
       die("\(name): \(error)")
     }
@@ -102,15 +104,18 @@ final class SimulatedApp {
 
   func deactivate(notifyingOthers: Bool) async {
     do {
-      try await session.setActive(false, options: notifyingOthers ? .notifyOthersOnDeactivation : [])
+      try await session.setActive(
+        false, options: notifyingOthers ? .notifyOthersOnDeactivation : [])
     } catch {
       say("could not deactivate: \(error)")
     }
   }
 
   /// Publishes the app's playback state (every app that plays does, G18).
-  func publish(_ state: PlaybackState, title: String, pausedBy: PauseCause? = nil,
-               commands: Set<RemoteCommandKind> = [], position: Double? = nil, duration: Double? = nil)
+  func publish(
+    _ state: PlaybackState, title: String, pausedBy: PauseCause? = nil,
+    commands: Set<RemoteCommandKind> = [], position: Double? = nil, duration: Double? = nil
+  )
     async
   {
     let info = PlaybackInfo(
@@ -152,7 +157,8 @@ final class SimulatedApp {
     case .ducking(let ducked):
       return ducked ? "ducked (another app is speaking)" : "no longer ducked"
     case .silentMode(let on, let mutes):
-      return on ? "silent mode on (\(mutes ? "mutes" : "does not mute") this app)" : "silent mode off"
+      return on
+        ? "silent mode on (\(mutes ? "mutes" : "does not mute") this app)" : "silent mode off"
     case .nowPlaying(let isNowPlaying):
       return isNowPlaying ? "now the now-playing app" : "no longer the now-playing app"
     case .mediaServicesWereReset:
