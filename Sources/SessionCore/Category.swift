@@ -22,6 +22,15 @@ public enum Category: String, Sendable, Hashable, Codable, CaseIterable {
     }
   }
 
+  /// Whether mixWithOthers and duckOthers apply: only to playback and playAndRecord, whose row
+  /// in SPEC.md's table says "no; yes with mixWithOthers".
+  public var acceptsOptions: Bool {
+    switch self {
+    case .playback, .playAndRecord: true
+    case .soloAmbient, .ambient, .record, .audioProcessing: false
+    }
+  }
+
   /// Whether sessions of this category mix with others, given their options.
   public func mixes(with options: CategoryOptions) -> Bool {
     switch self {

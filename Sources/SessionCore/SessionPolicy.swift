@@ -58,9 +58,14 @@ public enum PolicyFailure: Error, Sendable, Hashable, CustomStringConvertible {
   case activationRefused(ActivationRefusal)
   case route(RouteError)
   case unknownSession(SessionID)
+  /// Mixing options on a category that does not take them (only playback and playAndRecord do).
+  case optionsNotAllowed(Category, CategoryOptions)
 
   public var description: String {
     switch self {
+    case .optionsNotAllowed(let c, let o):
+      "the category \(c.rawValue) does not take the options \(o.names.joined(separator: ", "))"
+        + "; only playback and playAndRecord do"
     case .activationRefused(let r): r.description
     case .route(let e): e.description
     case .unknownSession(let id): "no session \(id)"
@@ -192,10 +197,12 @@ public struct SessionPolicy: Sendable, Hashable {
 
   /// Applies one event; on failure the state is left as it was.
   public mutating func apply(_ event: PolicyEvent) -> PolicyOutcome {
+    let unchanged = self
     step &+= 1
     let before = derived()
     var explicit: [SessionNotification] = []
     if let failure = handle(event, into: &explicit) {
+      self = unchanged  // a refused or invalid event leaves the state as it was, step included
       return PolicyOutcome(failure: failure)
     }
     let after = derived()
@@ -228,6 +235,11 @@ public struct SessionPolicy: Sendable, Hashable {
 
     case .setCategory(let id, let category, let mode, let options):
       guard var s = sessions[id] else { return .unknownSession(id) }
+      // As AVAudioSession does: mixing options belong to the categories whose mixing they
+      // change; on the others they would contradict SPEC.md's table.
+      guard options.isEmpty || category.acceptsOptions else {
+        return .optionsNotAllowed(category, options)
+      }
       s.category = category
       s.mode = mode
       s.options = options

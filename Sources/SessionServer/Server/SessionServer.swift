@@ -539,7 +539,8 @@ extension WireError {
     switch failure {
     case .activationRefused(let r): self.init(code: r.rawValue, message: r.description)
     case .route(let e): self.init(code: "route", message: e.description)
-    case .unknownSession: self.init(code: "badRequest", message: failure.description)
+    case .unknownSession, .optionsNotAllowed:
+      self.init(code: "badRequest", message: failure.description)
     }
   }
 }

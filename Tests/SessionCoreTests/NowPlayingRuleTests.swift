@@ -1,0 +1,152 @@
+import Testing
+
+@testable import SessionCore
+
+/// G18: which app is the now-playing app that receives remote commands.
+@Suite struct NowPlayingRuleTests {
+  struct Case: Sendable, CustomTestStringConvertible {
+    var profile: Profile
+    var playback: PlaybackInfo?
+    var commands: Set<RemoteCommandKind>
+    var eligible: Bool
+    var testDescription: String {
+      "\(profile) \(playback?.state.rawValue ?? "nothing") \(commands.count) commands"
+    }
+  }
+
+  static let cases: [Case] = [
+    Case(profile: .music, playback: info(.playing), commands: [.pause], eligible: true),
+    Case(profile: .music, playback: info(.paused), commands: [.play], eligible: true),
+    Case(profile: .alert, playback: info(.playing), commands: [.stop], eligible: true),
+    Case(profile: .music, playback: info(.stopped), commands: [.play], eligible: false),
+    Case(profile: .music, playback: nil, commands: [.play], eligible: false),
+    Case(profile: .music, playback: info(.playing), commands: [], eligible: false),
+    Case(profile: .game, playback: info(.playing), commands: [.pause], eligible: false),
+    Case(profile: .mixingPlayback, playback: info(.playing), commands: [.pause], eligible: false),
+    Case(profile: .nav, playback: info(.playing), commands: [.pause], eligible: false),
+  ]
+
+  @Test(arguments: cases)
+  func G18_eligibleOnlyNonMixableInAnAudioContextWithACommand(c: Case) {
+    var policy = SessionPolicy()
+    let app = policy.add(1, "app", c.profile)
+    #expect(!policy.isEligibleForNowPlaying(app))
+
+    let notes = policy.succeed(.publish(app, c.playback, enabledCommands: c.commands))
+    #expect(policy.isEligibleForNowPlaying(app) == c.eligible)
+    #expect(policy.nowPlaying == (c.eligible ? app : nil))
+    #expect(notes.events(for: app) == (c.eligible ? [.nowPlaying(isNowPlaying: true)] : []))
+  }
+
+  @Test func G18_mostRecentToStartPlayingIsNowPlaying() {
+    var policy = SessionPolicy()
+    let hark = policy.add(1, "hark", .music)
+    let music = policy.add(2, "music", .music)
+    let commands: Set<RemoteCommandKind> = [.play, .pause, .nextTrack]
+
+    let first = policy.succeed(.publish(hark, info(.playing), enabledCommands: commands))
+    #expect(policy.nowPlaying == hark)
+    #expect(first.events(for: hark) == [.nowPlaying(isNowPlaying: true)])
+
+    let second = policy.succeed(.publish(music, info(.playing), enabledCommands: commands))
+    #expect(policy.nowPlaying == music)
+    #expect(second.events(for: hark) == [.nowPlaying(isNowPlaying: false)])
+    #expect(second.events(for: music) == [.nowPlaying(isNowPlaying: true)])
+
+    // A position update from hark is not a new start.
+    var later = info(.playing)
+    later.position = 40
+    let update = policy.succeed(.publish(hark, later, enabledCommands: commands))
+    #expect(policy.nowPlaying == music)
+    #expect(update.isEmpty)
+
+    // Pausing and playing again is.
+    policy.succeed(.publish(hark, info(.paused), enabledCommands: commands))
+    #expect(policy.nowPlaying == music)
+    let again = policy.succeed(.publish(hark, info(.playing), enabledCommands: commands))
+    #expect(policy.nowPlaying == hark)
+    #expect(again.events(for: hark) == [.nowPlaying(isNowPlaying: true)])
+    #expect(again.events(for: music) == [.nowPlaying(isNowPlaying: false)])
+  }
+
+  @Test func G18_pausedAppThatNeverPlayedDoesNotTakeOverFromOneThatDid() {
+    var policy = SessionPolicy()
+    let hark = policy.add(1, "hark", .music)
+    let other = policy.add(2, "other", .music)
+    policy.succeed(.publish(hark, info(.playing), enabledCommands: [.pause]))
+    let notes = policy.succeed(.publish(other, info(.paused), enabledCommands: [.play]))
+    #expect(policy.isEligibleForNowPlaying(other))
+    #expect(policy.nowPlaying == hark)
+    #expect(notes.isEmpty)
+  }
+
+  /// Ways out of the audio context: stopped, nothing loaded, nothing the app can honour.
+  static let exits: [(PlaybackInfo?, Set<RemoteCommandKind>)] = [
+    (info(.stopped), [.play]),
+    (nil, [.play]),
+    (info(.paused), []),
+  ]
+
+  @Test(arguments: exits)
+  func G18_leavingTheAudioContextGivesUpNowPlaying(
+    playback: PlaybackInfo?, commands: Set<RemoteCommandKind>
+  ) {
+    var policy = SessionPolicy()
+    let hark = policy.add(1, "hark", .music)
+    policy.succeed(.publish(hark, info(.playing), enabledCommands: [.pause, .nextTrack]))
+    #expect(policy.nowPlaying == hark)
+
+    let notes = policy.succeed(.publish(hark, playback, enabledCommands: commands))
+    #expect(policy.nowPlaying == nil)
+    #expect(notes.events(for: hark) == [.nowPlaying(isNowPlaying: false)])
+  }
+
+  @Test func G18_stoppingHandsNowPlayingToTheOtherEligibleApp() {
+    var policy = SessionPolicy()
+    let hark = policy.add(1, "hark", .music)
+    let music = policy.add(2, "music", .music)
+    policy.succeed(.publish(hark, info(.playing), enabledCommands: [.pause]))
+    policy.succeed(.publish(music, info(.playing), enabledCommands: [.pause]))
+    let notes = policy.succeed(.publish(music, info(.stopped), enabledCommands: [.play]))
+    #expect(policy.nowPlaying == hark)
+    #expect(notes.events(for: hark) == [.nowPlaying(isNowPlaying: true)])
+    #expect(notes.events(for: music) == [.nowPlaying(isNowPlaying: false)])
+  }
+
+  @Test func G18_becomingMixableGivesUpNowPlaying() {
+    var policy = SessionPolicy()
+    let app = policy.add(1, "app", .music)
+    policy.succeed(.publish(app, info(.playing), enabledCommands: [.pause]))
+    let notes = policy.succeed(.setCategory(app, .ambient, mode: .default, options: []))
+    #expect(policy.nowPlaying == nil)
+    #expect(notes.events(for: app) == [.nowPlaying(isNowPlaying: false)])
+  }
+
+  @Test func G18_disconnectHandsNowPlayingToTheRemainingEligibleApp() {
+    var policy = SessionPolicy()
+    let hark = policy.add(1, "hark", .music)
+    let music = policy.add(2, "music", .music)
+    let game = policy.add(3, "game", .game)
+    policy.succeed(.publish(hark, info(.playing), enabledCommands: [.pause]))
+    policy.succeed(.publish(hark, info(.paused), enabledCommands: [.play]))
+    policy.succeed(.publish(music, info(.playing), enabledCommands: [.pause]))
+    policy.succeed(.publish(game, info(.playing), enabledCommands: [.pause]))
+    #expect(policy.nowPlaying == music)
+
+    let notes = policy.succeed(.disconnect(music))
+    #expect(policy.nowPlaying == hark)
+    #expect(notes.events(for: hark) == [.nowPlaying(isNowPlaying: true)])
+    #expect(notes.events(for: game).isEmpty)
+    // The one that left is not written to.
+    #expect(!notes.recipients.contains(music))
+  }
+
+  @Test func G18_disconnectOfTheOnlyNowPlayingAppLeavesNone() {
+    var policy = SessionPolicy()
+    let hark = policy.add(1, "hark", .music)
+    policy.succeed(.publish(hark, info(.playing), enabledCommands: [.pause]))
+    let notes = policy.succeed(.disconnect(hark))
+    #expect(policy.nowPlaying == nil)
+    #expect(notes.isEmpty)
+  }
+}
