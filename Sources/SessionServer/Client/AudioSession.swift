@@ -436,6 +436,9 @@ private struct Connection {
     }
     makeDirectories(paths.stateDirectory)
     let log = access(paths.stateDirectory, W_OK) == 0 ? paths.log : nil
+    // Keep one older log and start afresh past 1 MiB, so the log never grows without bound.
+    var st = stat()
+    if let log, stat(log, &st) == 0, st.st_size > 1 << 20 { rename(log, log + ".1") }
     do {
       _ = try spawnDetached(executable: executable, arguments: ["session-server"], logPath: log)
     } catch {

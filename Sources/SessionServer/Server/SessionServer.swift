@@ -72,6 +72,8 @@ public final class SessionServer {
   private var lockFD: Int32 = -1
   private var stopRequested = false
   private var idleSince: UInt64? = nil
+  /// Reused for every read: the loop is single-threaded.
+  private var readBuffer = [UInt8](repeating: 0, count: 16 * 1024)
   private let pid = getpid()
 
   public init(configuration: Configuration, logger: Logger) {
@@ -223,8 +225,7 @@ public final class SessionServer {
   }
 
   private func readFrom(_ fd: Int32) {
-    var buffer = [UInt8](repeating: 0, count: 16 * 1024)
-    let n = buffer.withUnsafeMutableBytes { raw in
+    let n = readBuffer.withUnsafeMutableBytes { raw in
       retryingEINTR { recv(fd, raw.baseAddress, raw.count, 0) }
     }
     if n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
@@ -232,7 +233,7 @@ public final class SessionServer {
       return
     }
     guard n > 0 else { return }
-    clients[fd]?.input.append(buffer[0..<n])
+    clients[fd]?.input.append(readBuffer[0..<n])
     while let c = clients[fd], !c.closing {
       let line: ArraySlice<UInt8>?
       do { line = try clients[fd]?.input.nextLine() } catch {
