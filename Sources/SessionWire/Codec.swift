@@ -77,7 +77,10 @@ public enum WireCodec {
     do {
       e = try JSONDecoder().decode(ClientEnvelope.self, from: Data(bytes))
     } catch {
-      throw WireDecodeError(requestID: nil, error: malformed(error))
+      // A well-formed object with one bad field still names its request: answer that request,
+      // or its sender would wait for ever.
+      let id = try? JSONDecoder().decode(RequestNumber.self, from: Data(bytes)).id
+      throw WireDecodeError(requestID: id, error: malformed(error))
     }
     func fail(_ message: String, code: String = "badRequest") -> WireDecodeError {
       WireDecodeError(requestID: e.id, error: WireError(code: code, message: message))
@@ -103,6 +106,13 @@ public enum WireCodec {
     default: break
     }
 
+    let known = [
+      "setCategory", "setActive", "publish", "otherAudioPlaying", "status", "setSilent", "route",
+      "command", "stopServer",
+    ]
+    guard known.contains(e.type) else {
+      throw fail("unknown message type '\(e.type)'", code: "unknownMessage")
+    }
     let id = try need(e.id, "id")
     let request: ClientRequest
     switch e.type {
@@ -334,6 +344,9 @@ public enum WireCodec {
     return WireError(code: "malformed", message: "malformed message: \(detail)")
   }
 }
+
+/// Just a request's number, to answer a request whose other fields could not be read.
+private struct RequestNumber: Decodable { var id: Int? }
 
 /// Every field any client message may carry; `type` says which apply.
 private struct ClientEnvelope: Codable {

@@ -4,8 +4,13 @@ import SessionCore
 /// docs/PROTOCOL.md describes every message.
 public let protocolVersion = 1
 
-/// The longest line either side accepts, newline included. Longer lines are refused.
+/// The longest line the server accepts from a client, newline included; longer lines are
+/// refused and the connection closed.
 public let maximumMessageBytes = 64 * 1024
+
+/// The longest line a client accepts from the server (a status report of many sessions is
+/// long); past it the client drops the connection and reconnects.
+public let maximumServerMessageBytes = 16 << 20
 
 /// A request's number, chosen by the client and echoed in the server's reply.
 public typealias RequestID = Int

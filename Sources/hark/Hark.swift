@@ -36,6 +36,13 @@ struct Hark: AsyncParsableCommand {
         try command.run()
       }
     } catch {
+      // ArgumentParser's usage errors exit 64 with "Error: ..."; ours say "hark: ..." and exit
+      // 2, like every other hark message (STYLE.md §5).
+      if exitCode(for: error) == .validationFailure {
+        FileHandleStderr.write("hark: \(message(for: error))\n")
+        FileHandleStderr.write("Run 'hark --help' (or 'hark <command> --help') for usage.\n")
+        Glibc.exit(2)
+      }
       exit(withError: error)
     }
   }

@@ -17,6 +17,14 @@ set -e
   || fail "a file as XDG_RUNTIME_DIR: exit $rc: $out"
 pass "a missing or unusable XDG_RUNTIME_DIR gets a one-line error"
 
+# --- Bad usage: "hark: ..." on stderr and exit status 2 (STYLE.md §5).
+set +e
+out=$("$HARK_BIN" call --ring soon 2>&1); rc=$?
+set -e
+[ $rc -eq 2 ] || fail "bad usage exited $rc, expected 2: $out"
+printf '%s' "$out" | head -1 | grep -q "^hark: .*--ring" || fail "bad usage message: $out"
+pass "bad usage says 'hark: ...' and exits 2"
+
 # --- Eight clients racing to start a server end with exactly one.
 our_servers() {
   local n=0 p

@@ -54,7 +54,7 @@ start music3 hark simulate music --seconds 30
 wait_for 5 "music3 registered" bash -c "\"$HARK_BIN\" status --json | grep -q '\"pid\":$PID_music3'"
 [ "$(status_query "[x['muted'] for x in s['sessions'] if x['pid']==$PID_music3][0]")" = False ] \
   || fail "silent mode muted playback"
-hark silent | grep -q "silent mode: on"
+hark silent | grep -q "silent mode is on"
 hark silent off >/dev/null
 expect_log game "silent mode off"
 expect_field game muted false

@@ -105,6 +105,19 @@ private func decodeError(_ text: String) -> WireDecodeError? {
     #expect(e.error.message.contains("active"))
   }
 
+  /// A request whose fields cannot be read is still answered, or its sender waits for ever.
+  @Test func aBadFieldStillNamesItsRequest() throws {
+    let e = try #require(
+      decodeError(#"{"type":"publish","id":12,"playback":{"state":"loud"},"commands":[]}"#))
+    #expect(e.requestID == 12)
+    #expect(e.error.code == "malformed")
+  }
+
+  @Test func unknownTypeWithoutIDIsStillUnknown() throws {
+    let e = try #require(decodeError(#"{"type":"dance"}"#))
+    #expect(e.error.code == "unknownMessage")
+  }
+
   @Test func requestsNeedAnID() throws {
     let e = try #require(decodeError(#"{"type":"status"}"#))
     #expect(e.requestID == nil)

@@ -298,10 +298,22 @@ public final class AudioSession: Sendable {
     var buffer = [UInt8](repeating: 0, count: 16 * 1024)
     while true {
       let fd = state.withLock { $0.fd }
-      while let line = try? framer.nextLine() { dispatch(line) }
-      let n = buffer.withUnsafeMutableBytes { raw in
-        retryingEINTR { recv(fd, raw.baseAddress, raw.count, 0) }
+      var overflow = false
+      while true {
+        do {
+          guard let line = try framer.nextLine() else { break }
+          dispatch(line)
+        } catch {
+          overflow = true  // a broken server; treat the connection as lost
+          break
+        }
       }
+      let n =
+        overflow
+        ? 0
+        : buffer.withUnsafeMutableBytes { raw in
+          retryingEINTR { recv(fd, raw.baseAddress, raw.count, 0) }
+        }
       if n > 0 {
         framer.append(buffer[0..<n])
         continue
@@ -455,7 +467,7 @@ private struct Connection {
       try hello.withUnsafeBytes({ raw throws(SystemError) in try UnixSocket.send(fd, raw) })
         == hello.count
     else { return nil }
-    var framer = LineFramer(limit: 16 << 20)
+    var framer = LineFramer(limit: maximumServerMessageBytes)
     var buffer = [UInt8](repeating: 0, count: 4096)
     while true {
       if let line = try framer.nextLine() {

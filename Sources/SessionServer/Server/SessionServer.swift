@@ -71,7 +71,11 @@ public final class SessionServer {
   private var listener: Int32 = -1
   private var lockFD: Int32 = -1
   private var stopRequested = false
-  private var idleSince: UInt64? = nil
+  /// When the server exits if no client comes; nil while clients are connected.
+  private var idleDeadline: UInt64? = nil
+  /// A new server waits at least this long for its first client, whatever the idle setting:
+  /// the client that started it is still on its way.
+  private let startupGrace: UInt64 = 5_000_000_000
   /// Reused for every read: the loop is single-threaded.
   private var readBuffer = [UInt8](repeating: 0, count: 16 * 1024)
   private let pid = getpid()
@@ -122,7 +126,9 @@ public final class SessionServer {
     logger.info(
       "serving",
       metadata: ["socket": "\(paths.socket)", "pid": "\(pid)", "version": "\(protocolVersion)"])
-    idleSince = monotonicNanoseconds()
+    if let idle = configuration.idleExit {
+      idleDeadline = monotonicNanoseconds() + max(nanoseconds(idle), startupGrace)
+    }
     loop()
     shutdown()
   }
@@ -172,16 +178,14 @@ public final class SessionServer {
       }
       expireCommands(now: now)
       for fd in clients.filter({ $0.value.closing }).map(\.key) { disconnect(fd) }
-      if clients.isEmpty {
-        if idleSince == nil { idleSince = now }
-        if let idle = configuration.idleExit, let since = idleSince,
-          now - since >= nanoseconds(idle)
-        {
+      if clients.isEmpty, let idle = configuration.idleExit {
+        if idleDeadline == nil { idleDeadline = now + nanoseconds(idle) }
+        if let deadline = idleDeadline, now >= deadline {
           logger.info("no clients for \(idle); exiting")
           return
         }
       } else {
-        idleSince = nil
+        idleDeadline = nil
       }
     }
   }
@@ -189,8 +193,8 @@ public final class SessionServer {
   private func pollTimeoutMilliseconds() -> Int32 {
     let now = monotonicNanoseconds()
     var deadline: UInt64? = pending.values.map(\.deadline).min()
-    if clients.isEmpty, let idle = configuration.idleExit, let since = idleSince {
-      deadline = min(deadline ?? .max, since + nanoseconds(idle))
+    if clients.isEmpty, let idle = idleDeadline {
+      deadline = min(deadline ?? .max, idle)
     }
     guard let deadline else { return -1 }
     if deadline <= now { return 0 }

@@ -18,8 +18,8 @@ struct RouteCommand: AsyncParsableCommand {
     discussion: """
       Route events for machines without such hardware, delivered to every session exactly like \
       real ones: plugging in makes the device current (newDeviceAvailable, G4); unplugging the \
-      current one falls back to the previous output (oldDeviceUnavailable, G5); selecting is an \
-      override (G6).
+      current one falls back to the most recently plugged remaining output, else the speakers \
+      (oldDeviceUnavailable, G5); selecting is an override (G6).
       """,
     subcommands: [List.self, Plug.self, Unplug.self, Select.self])
 
@@ -92,7 +92,8 @@ struct Silent: AsyncParsableCommand {
       do { try await session.setSilentMode(state == .on) } catch { die(error.description) }
       print("hark: silent mode \(state.rawValue)")
     } else {
-      do { print("silent mode: \(try await session.status().silent ? "on" : "off")") } catch {
+      do { print("hark: silent mode is \(try await session.status().silent ? "on" : "off")") } catch
+      {
         die(error.description)
       }
     }

@@ -30,12 +30,15 @@ struct SessionServerCommand: AsyncParsableCommand {
     do { paths = try SessionPaths.fromEnvironment() } catch { die(error.description) }
     if stop { await stopServer(paths) }
 
-    let idle: Duration? =
-      persist
-      ? nil
-      : (idleExit ?? ProcessEnvironment.get("HARK_SESSION_IDLE_EXIT").flatMap(
-        Seconds.init(argument:))
-        ?? Seconds(10)).duration
+    var fromEnvironment: Seconds?
+    if let text = ProcessEnvironment.get("HARK_SESSION_IDLE_EXIT") {
+      fromEnvironment = Seconds(argument: text)
+      if fromEnvironment == nil {
+        FileHandleStderr.write(
+          "hark: ignoring HARK_SESSION_IDLE_EXIT='\(text)': not a number of seconds; using 10\n")
+      }
+    }
+    let idle: Duration? = persist ? nil : (idleExit ?? fromEnvironment ?? Seconds(10)).duration
     let server = SessionServer(
       configuration: .init(paths: paths, idleExit: idle),
       logger: Logger(label: "hark.session-server"))

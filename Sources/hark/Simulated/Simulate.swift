@@ -105,7 +105,10 @@ extension Simulate {
       await app.publish(.playing, title: title, commands: commands, position: 0)
       var playing = true
       var playingWhenInterrupted = false
-      func position() -> Double { Double((ContinuousClock.now - started).components.seconds) }
+      func position() -> Double {
+        let c = (ContinuousClock.now - started).components
+        return Double(c.seconds) + Double(c.attoseconds) / 1e18
+      }
 
       func pause(by cause: PauseCause) async {
         playing = false
