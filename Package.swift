@@ -19,6 +19,16 @@ let package = Package(
     .target(name: "SessionWire", dependencies: ["SessionCore"]),
     // What Swift's Glibc module hides behind _GNU_SOURCE (SO_PEERCRED's ucred, POSIX_SPAWN_SETSID).
     .target(name: "CHarkSys"),
+    // Pure Swift: PCM formats, the decoder and output contracts, the sample ring, gain ramps.
+    .target(name: "AudioCore"),
+    .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+    .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
+    // ALSA playback devices and the simple mixer (system volume, G3).
+    .target(name: "ALSAOutput", dependencies: ["AudioCore", "CALSA"]),
+    // libsndfile decoding: WAV, AIFF, FLAC, Ogg Vorbis, Opus, MP3.
+    .target(name: "SndFileDecoder", dependencies: ["AudioCore", "CSndFile"]),
+    // Transport, the decode and render threads, and the player's reactions to its session.
+    .target(name: "PlayerEngine", dependencies: ["AudioCore", "SessionCore"]),
     // The per-user session server and the AudioSession client library every hark process uses.
     .target(
       name: "SessionServer",
@@ -30,7 +40,8 @@ let package = Package(
     .executableTarget(
       name: "hark",
       dependencies: [
-        "SessionCore", "SessionWire", "SessionServer", "CHarkSys",
+        "SessionCore", "SessionWire", "SessionServer", "CHarkSys", "AudioCore", "PlayerEngine",
+        "ALSAOutput", "SndFileDecoder",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]),

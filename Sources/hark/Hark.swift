@@ -14,7 +14,7 @@ struct Hark: AsyncParsableCommand {
       """,
     version: "0.1.0",
     subcommands: [
-      Call.self, Simulate.self, RouteCommand.self, Silent.self, Status.self,
+      Play.self, Ctl.self, Call.self, Simulate.self, RouteCommand.self, Silent.self, Status.self,
       SessionServerCommand.self,
     ])
 

@@ -1,0 +1,76 @@
+/// Why a decoder could not go on, worded for the user.
+public struct DecodeError: Error, Hashable, Sendable, CustomStringConvertible {
+  /// The file, as the user named it.
+  public var path: String
+  /// Plain words: "not an audio file libsndfile can read".
+  public var reason: String
+  /// The library's own text, for bug reports.
+  public var detail: String?
+
+  public init(path: String, reason: String, detail: String? = nil) {
+    self.path = path
+    self.reason = reason
+    self.detail = detail
+  }
+
+  public var description: String {
+    "cannot play '\(path)': \(reason)" + (detail.map { " (\($0))" } ?? "")
+  }
+}
+
+/*
+ AudioDecoder — the boundary between a sound file and the engine.
+
+ Used from the decode thread only, after it has been opened on any thread. `read` may block on
+ the disk; it returns the number of whole frames it put at the start of the buffer (interleaved,
+ `format.channels` samples a frame), 0 at the end of the stream, and throws when the file fails
+ midway (the engine then skips to the next track and says why).
+*/
+/// A source of float frames.
+public protocol AudioDecoder: AnyObject {
+  var format: PCMFormat { get }
+  /// The length in frames, when the file says.
+  var frameCount: Int? { get }
+  var isSeekable: Bool { get }
+  var metadata: TrackMetadata { get }
+  /// Decode thread. See the block comment above.
+  func read(into buffer: UnsafeMutableBufferPointer<Float>) throws(DecodeError) -> Int
+  /// Decode thread. Moves to a frame from the start.
+  func seek(toFrame frame: Int) throws(DecodeError)
+}
+
+/// What became of one write to an output.
+public enum OutputWriteResult: Equatable, Sendable {
+  /// This many frames were accepted (may be fewer than offered).
+  case written(Int)
+  /// An underrun or a suspend happened and was recovered; nothing was written, try again.
+  case recovered
+  /// The device is gone (unplugged, disconnected): write nothing more to it.
+  case deviceGone(code: Int32)
+}
+
+/*
+ AudioOutput — the boundary between the engine and a sound device.
+
+ Opened and closed by the engine off the render thread. While it plays, only the render thread
+ calls it: `write` blocks until the device takes at least some frames (never longer than a
+ period or so), recovers underruns (EPIPE) and suspends (ESTRPIPE) itself and reports them as
+ `.recovered`, and reports a vanished device as `.deviceGone` instead of throwing. None of these
+ calls allocate, lock anything the engine holds, or log.
+*/
+/// A place frames go to be heard.
+public protocol AudioOutput: AnyObject {
+  var format: PCMFormat { get }
+  /// The device's name, for the user ("default", "pulse", "hw:1,0").
+  var deviceName: String { get }
+  /// Render thread. See the block comment above.
+  func write(_ samples: UnsafeBufferPointer<Float>) -> OutputWriteResult
+  /// Render thread: frames written but not yet heard.
+  func delayFrames() -> Int
+  /// Render thread: discards what the device holds, at once (snd_pcm_drop).
+  func discard()
+  /// Render thread: makes the device ready to play again after `discard`.
+  func prepare()
+  /// Waits until everything written has been heard (at the end of the queue).
+  func drain()
+}

@@ -1,0 +1,40 @@
+/// The shape of the samples that flow from a decoder to an output: 32-bit float, interleaved.
+public struct PCMFormat: Hashable, Sendable, CustomStringConvertible {
+  /// Frames per second.
+  public var sampleRate: Int
+  /// Samples per frame.
+  public var channels: Int
+
+  public init(sampleRate: Int, channels: Int) {
+    precondition(sampleRate > 0 && channels > 0, "a format needs a rate and channels")
+    self.sampleRate = sampleRate
+    self.channels = channels
+  }
+
+  /// Frames in `seconds`, rounded down.
+  public func frames(in seconds: Double) -> Int { Int(seconds * Double(sampleRate)) }
+
+  /// Seconds that `frames` frames last.
+  public func seconds(_ frames: Int) -> Double { Double(frames) / Double(sampleRate) }
+
+  public var description: String {
+    "\(sampleRate) Hz \(channels == 1 ? "mono" : channels == 2 ? "stereo" : "\(channels) ch")"
+  }
+}
+
+/// What a file says about itself, where the decoder can read it.
+public struct TrackMetadata: Hashable, Sendable {
+  public var title: String?
+  public var artist: String?
+  public var album: String?
+  public var trackNumber: Int?
+
+  public init(
+    title: String? = nil, artist: String? = nil, album: String? = nil, trackNumber: Int? = nil
+  ) {
+    self.title = title
+    self.artist = artist
+    self.album = album
+    self.trackNumber = trackNumber
+  }
+}

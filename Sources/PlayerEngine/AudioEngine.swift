@@ -1,0 +1,565 @@
+import AudioCore
+import Glibc
+import Synchronization
+
+/// A queue entry the engine plays: an identity the queue understands and a file.
+public struct QueuedTrack: Hashable, Sendable {
+  public var id: Int
+  public var path: String
+  public init(id: Int, path: String) {
+    self.id = id
+    self.path = path
+  }
+}
+
+/// What the engine tells its owner.
+public enum EngineEvent: Sendable, Equatable {
+  /// A file could not be opened or failed midway; the engine went on with the next one.
+  case trackFailed(QueuedTrack, DecodeError)
+  /// The output device went away mid-write (ENODEV, EBADFD, EIO...): playback is paused.
+  case deviceLost(device: String, code: Int32)
+  /// The output device could not be opened.
+  case deviceFailed(String)
+  /// Everything queued has been heard.
+  case endOfQueue
+}
+
+/// The transport's state, as the owner sees it.
+public enum EngineState: Sendable, Equatable {
+  case stopped, playing, paused
+}
+
+/// A moment's view of the engine, cheap to take from any thread.
+public struct EngineSnapshot: Sendable, Equatable {
+  public var state: EngineState
+  public var track: QueuedTrack?
+  /// Seconds heard of the current track (from the device's delay, not what was decoded).
+  public var position: Double
+  public var duration: Double?
+  public var format: PCMFormat?
+  public var metadata: TrackMetadata?
+  public var isSeekable: Bool
+  public var deviceName: String
+}
+
+/// Plays files through an output: a decode thread fills a `SampleRing`, a render thread drains
+/// it into the device.
+///
+/// The render thread allocates nothing, takes no lock, and logs nothing: it talks to the rest
+/// through atomics and semaphores. Opening devices and decoders happens on the decode thread,
+/// while the render thread is parked. Pause drops what the device holds (snd_pcm_drop) and
+/// rewinds the ring to the last frame heard, so resume starts exactly there. Consecutive tracks
+/// of one format flow through the ring without a gap; a format change lets the device play out,
+/// then reopens it at the new format.
+public final class AudioEngine: @unchecked Sendable {
+  /// How the engine reaches files and devices; tests pass fakes.
+  public struct Configuration: Sendable {
+    public var deviceName: String
+    public var openDecoder: @Sendable (String) throws(DecodeError) -> any AudioDecoder
+    public var openOutput: @Sendable (String, PCMFormat) throws -> any AudioOutput
+    /// The gain while another app ducks us (G9): −20 dB unless configured.
+    public var duckGain: Float = 0.1
+    /// The ramp for ducking and un-ducking.
+    public var duckRamp: Duration = .milliseconds(40)
+    /// The fade-in on resume, so a resumed stream never starts with a click.
+    public var fadeIn: Duration = .milliseconds(5)
+    /// Frames per render write: small, so a pause is noticed within a few milliseconds.
+    public var chunkFrames = 256
+    /// Samples the ring holds (a power of two): about 1.5 s of 44.1 kHz stereo.
+    public var ringSamples = 1 << 17
+
+    public init(
+      deviceName: String,
+      openDecoder: @escaping @Sendable (String) throws(DecodeError) -> any AudioDecoder,
+      openOutput: @escaping @Sendable (String, PCMFormat) throws -> any AudioOutput
+    ) {
+      self.deviceName = deviceName
+      self.openDecoder = openDecoder
+      self.openOutput = openOutput
+    }
+  }
+
+  /// Where a track's frames start in the ring.
+  private struct Segment {
+    var track: QueuedTrack
+    var ringStart: Int  // absolute sample position in the ring
+    var trackStartFrame: Int  // the track frame at ringStart
+    var format: PCMFormat
+    var duration: Double?
+    var metadata: TrackMetadata
+    var isSeekable: Bool
+  }
+
+  private enum Command {
+    case load(QueuedTrack, startFrame: Double)  // startFrame in seconds
+    case seek(seconds: Double)
+    case reopenDevice
+    case unload
+    case quit
+  }
+
+  private struct Shared {
+    var commands: [(Command, Int)] = []  // with a ticket
+    var completed = 0
+    var segments: [Segment] = []
+    var state: EngineState = .stopped
+    var deviceName: String
+  }
+
+  // Render ↔ decode/control, lock-free.
+  private let renderWantsToPlay = Atomic<Bool>(false)
+  private let renderIsPlaying = Atomic<Bool>(false)
+  private let renderQuit = Atomic<Bool>(false)
+  private let targetGainBits = Atomic<UInt32>(Float(1).bitPattern)
+  private let inputEnd = Atomic<Int>(-1)  // ring position after which nothing comes
+  private let formatBoundary = Atomic<Int>(-1)  // ring position where the format changes
+  private let deviceLost = Atomic<Int32>(0)  // the error code, once lost
+  private let reachedEnd = Atomic<Bool>(false)
+  private let reachedBoundary = Atomic<Bool>(false)
+
+  private let renderWake = Semaphore()
+  private let decodeWake = Semaphore()
+  private let ring: SampleRing
+  private let configuration: Configuration
+  private let shared: Mutex<Shared>
+  /// Read by the render thread while it plays; replaced only while it is parked.
+  private nonisolated(unsafe) var output: (any AudioOutput)?
+  private let scratch: UnsafeMutableBufferPointer<Float>
+  private var renderThread: JoinableThread?
+  private var decodeThread: JoinableThread?
+  private let eventContinuation: AsyncStream<EngineEvent>.Continuation
+  private let nextTrack: @Sendable (QueuedTrack) -> QueuedTrack?
+
+  /// What the engine has to say; one consumer.
+  public let events: AsyncStream<EngineEvent>
+
+  /// `nextTrack` is asked, on the decode thread, what follows a track (for gapless playback).
+  public init(
+    configuration: Configuration, nextTrack: @escaping @Sendable (QueuedTrack) -> QueuedTrack?
+  ) {
+    self.configuration = configuration
+    self.nextTrack = nextTrack
+    ring = SampleRing(capacity: configuration.ringSamples)
+    shared = Mutex(Shared(deviceName: configuration.deviceName))
+    // Room for a chunk of up to 8 channels, allocated once for the render thread.
+    scratch = .allocate(capacity: configuration.chunkFrames * 8)
+    scratch.initialize(repeating: 0)
+    (events, eventContinuation) = AsyncStream.makeStream()
+    renderThread = JoinableThread { [unowned self] in renderLoop() }
+    decodeThread = JoinableThread { [unowned self] in decodeLoop() }
+  }
+
+  deinit {
+    scratch.deallocate()
+  }
+
+  // MARK: Transport (any thread)
+
+  /// Loads `track` at `seconds` and plays it (or leaves it paused there).
+  public func load(_ track: QueuedTrack, at seconds: Double = 0, playing: Bool) {
+    parkRender()
+    perform(.load(track, startFrame: seconds))
+    let ok = shared.withLock { $0.segments.last?.track == track } && output != nil
+    setState(ok ? (playing ? .playing : .paused) : .stopped)
+    if ok && playing { startRender() }
+  }
+
+  /// Resumes from the last frame heard.
+  public func play() {
+    guard snapshot().track != nil else { return }
+    if deviceLost.load(ordering: .acquiring) != 0 || output == nil { perform(.reopenDevice) }
+    guard output != nil else { return }
+    setState(.playing)
+    startRender()
+  }
+
+  /// Stops at once: drops what the device holds; `play` resumes from the last frame heard.
+  public func pause() {
+    parkRender()
+    if snapshot().state == .playing { setState(.paused) }
+  }
+
+  /// Moves within the current track (clamped to it); keeps playing or paused.
+  public func seek(to seconds: Double) {
+    let wasPlaying = snapshot().state == .playing
+    parkRender()
+    perform(.seek(seconds: max(0, seconds)))
+    if wasPlaying { startRender() }
+  }
+
+  /// Stops and forgets the track.
+  public func stop() {
+    parkRender()
+    perform(.unload)
+    setState(.stopped)
+  }
+
+  /// Lowers the output while another app speaks (G9), or lifts it again.
+  public func setDucked(_ ducked: Bool) {
+    targetGainBits.store((ducked ? configuration.duckGain : 1).bitPattern, ordering: .releasing)
+  }
+
+  /// The transport now.
+  public func snapshot() -> EngineSnapshot {
+    let played = ring.releasedPosition
+    return shared.withLock { s in
+      let segment = s.segments.last { $0.ringStart <= played } ?? s.segments.first
+      var position = 0.0
+      if let seg = segment {
+        let frames = seg.trackStartFrame + max(0, played - seg.ringStart) / seg.format.channels
+        position = seg.format.seconds(frames)
+        if let d = seg.duration { position = min(position, d) }
+      }
+      return EngineSnapshot(
+        state: s.state, track: segment?.track, position: position, duration: segment?.duration,
+        format: segment?.format, metadata: segment?.metadata,
+        isSeekable: segment?.isSeekable ?? false,
+        deviceName: s.deviceName)
+    }
+  }
+
+  /// Stops both threads and closes the device.
+  public func shutdown() {
+    parkRender()
+    renderQuit.store(true, ordering: .releasing)
+    renderWake.signal()
+    renderThread?.join()
+    renderThread = nil
+    perform(.quit)
+    decodeThread?.join()
+    decodeThread = nil
+    output = nil
+    eventContinuation.finish()
+  }
+
+  // MARK: Coordination
+
+  private func setState(_ state: EngineState) { shared.withLock { $0.state = state } }
+
+  private func startRender() {
+    renderWantsToPlay.store(true, ordering: .releasing)
+    renderWake.signal()
+  }
+
+  /// Asks the render thread to stop and waits until it has (it notices within one chunk).
+  private func parkRender() {
+    renderWantsToPlay.store(false, ordering: .releasing)
+    renderWake.signal()
+    var spins = 0
+    while renderIsPlaying.load(ordering: .acquiring) && spins < 20_000 {
+      usleep(100)
+      spins += 1
+    }
+  }
+
+  /// Hands a command to the decode thread and waits until it is done.
+  private func perform(_ command: Command) {
+    let ticket = shared.withLock { s -> Int in
+      let t = (s.commands.last?.1 ?? s.completed) + 1
+      s.commands.append((command, t))
+      return t
+    }
+    decodeWake.signal()
+    while shared.withLock({ $0.completed < ticket }) { usleep(200) }
+  }
+
+  // MARK: Render thread
+
+  private func renderLoop() {
+    var gain = GainRamp(1)
+    var appliedTarget: Float = 1
+    let chunkFrames = configuration.chunkFrames
+    while !renderQuit.load(ordering: .acquiring) {
+      guard renderWantsToPlay.load(ordering: .acquiring), let out = output,
+        deviceLost.load(ordering: .relaxed) == 0
+      else {
+        if renderIsPlaying.load(ordering: .relaxed) {
+          if deviceLost.load(ordering: .relaxed) == 0, let out = output {
+            // Pause: silence now, and go back to the first frame not heard.
+            out.discard()
+            out.prepare()
+          }
+          _ = ring.rewindToReleased()
+          renderIsPlaying.store(false, ordering: .releasing)
+          decodeWake.signal()
+        }
+        renderWake.wait()
+        continue
+      }
+      let channels = out.format.channels
+      if !renderIsPlaying.load(ordering: .relaxed) {
+        // Starting or resuming: fade in so the first frame never clicks.
+        appliedTarget = Float(bitPattern: targetGainBits.load(ordering: .acquiring))
+        gain = GainRamp(0)
+        gain.ramp(to: appliedTarget, over: out.format.frames(in: seconds(configuration.fadeIn)))
+        renderIsPlaying.store(true, ordering: .releasing)
+      }
+      let target = Float(bitPattern: targetGainBits.load(ordering: .acquiring))
+      if target != appliedTarget {
+        appliedTarget = target
+        gain.ramp(to: target, over: out.format.frames(in: seconds(configuration.duckRamp)))
+      }
+
+      var limit = chunkFrames * channels
+      let boundary = formatBoundary.load(ordering: .acquiring)
+      let readPosition = ring.readPosition
+      if boundary >= 0 { limit = min(limit, boundary - readPosition) }
+      if limit <= 0 {
+        // Every frame of the old format is written: let the device play them, then hand over.
+        out.drain()
+        ring.release(upTo: readPosition)
+        renderIsPlaying.store(false, ordering: .releasing)
+        reachedBoundary.store(true, ordering: .releasing)
+        decodeWake.signal()
+        while !reachedBoundaryConsumed() { renderWake.wait() }
+        continue
+      }
+      let n = ring.read(into: UnsafeMutableBufferPointer(rebasing: scratch[0..<limit]))
+      if n == 0 {
+        let end = inputEnd.load(ordering: .acquiring)
+        if end >= 0 && readPosition >= end {
+          out.drain()
+          ring.release(upTo: readPosition)
+          renderWantsToPlay.store(false, ordering: .releasing)
+          renderIsPlaying.store(false, ordering: .releasing)
+          reachedEnd.store(true, ordering: .releasing)
+          decodeWake.signal()
+          continue
+        }
+        renderWake.wait(microseconds: 5_000)  // starved: the decoder is behind
+        continue
+      }
+      var block = UnsafeMutableBufferPointer(rebasing: scratch[0..<n])
+      gain.apply(to: block, channels: channels)
+      while block.count > 0 {
+        switch out.write(UnsafeBufferPointer(block)) {
+        case .written(let frames):
+          block = UnsafeMutableBufferPointer(rebasing: block[(frames * channels)...])
+        case .recovered:
+          continue
+        case .deviceGone(let code):
+          deviceLost.store(code == 0 ? -EIO : code, ordering: .releasing)
+          block = UnsafeMutableBufferPointer(rebasing: block[block.count...])
+        }
+      }
+      let delay = deviceLost.load(ordering: .relaxed) == 0 ? out.delayFrames() : 0
+      ring.release(upTo: ring.readPosition - delay * channels)
+      decodeWake.signal()
+    }
+  }
+
+  /// Render thread: whether the decode thread has taken over at a format boundary.
+  private func reachedBoundaryConsumed() -> Bool {
+    !reachedBoundary.load(ordering: .acquiring) || renderQuit.load(ordering: .relaxed)
+  }
+
+  // MARK: Decode thread
+
+  private struct DecodeState {
+    var decoder: (any AudioDecoder)?
+    var track: QueuedTrack?
+    var pending: (QueuedTrack, any AudioDecoder)?
+    var buffer: [Float] = []
+  }
+
+  private func decodeLoop() {
+    var d = DecodeState()
+    while true {
+      // Commands first: they come with the render thread parked.
+      let next = shared.withLock { s -> (Command, Int)? in
+        s.commands.isEmpty ? nil : s.commands.removeFirst()
+      }
+      if let (command, ticket) = next {
+        let quit = execute(command, &d)
+        shared.withLock { $0.completed = ticket }
+        if quit { return }
+        continue
+      }
+      let lost = deviceLost.load(ordering: .acquiring)
+      if lost != 0, shared.withLock({ $0.state == .playing }) {
+        setState(.paused)
+        eventContinuation.yield(.deviceLost(device: configuration.deviceName, code: lost))
+      }
+      if reachedEnd.exchange(false, ordering: .acquiringAndReleasing) {
+        setState(.stopped)
+        eventContinuation.yield(.endOfQueue)
+      }
+      if reachedBoundary.load(ordering: .acquiring) {
+        switchFormat(&d)
+        continue
+      }
+      if let decoder = d.decoder, formatBoundary.load(ordering: .relaxed) < 0 {
+        let channels = decoder.format.channels
+        let want = configuration.chunkFrames * 4 * channels
+        if ring.writableCount >= want {
+          if d.buffer.count < want { d.buffer = [Float](repeating: 0, count: want) }
+          var frames = 0
+          var failure: DecodeError?
+          d.buffer.withUnsafeMutableBufferPointer { buf in
+            do throws(DecodeError) {
+              frames = try decoder.read(into: UnsafeMutableBufferPointer(rebasing: buf[0..<want]))
+            } catch {
+              failure = error
+            }
+          }
+          if frames > 0 {
+            d.buffer.withUnsafeBufferPointer { buf in
+              _ = ring.write(UnsafeBufferPointer(rebasing: buf[0..<(frames * channels)]))
+            }
+            renderWake.signal()
+          }
+          if let failure, let track = d.track {
+            eventContinuation.yield(.trackFailed(track, failure))
+          }
+          if frames == 0 || failure != nil { advance(&d) }
+          continue
+        }
+      }
+      decodeWake.wait()
+    }
+  }
+
+  /// Decode thread. Carries out a command; true for quit.
+  private func execute(_ command: Command, _ d: inout DecodeState) -> Bool {
+    switch command {
+    case .quit:
+      d = DecodeState()
+      return true
+    case .unload:
+      d = DecodeState()
+      resetRing()
+      shared.withLock { $0.segments = [] }
+    case .reopenDevice:
+      if let format = d.decoder?.format ?? shared.withLock({ $0.segments.last?.format }) {
+        output = nil
+        openOutput(format)
+      }
+    case .load(let track, let seconds):
+      d = DecodeState()
+      resetRing()
+      shared.withLock { $0.segments = [] }
+      var candidate: QueuedTrack? = track
+      while let t = candidate {
+        do throws(DecodeError) {
+          let decoder = try configuration.openDecoder(t.path)
+          let frame =
+            decoder.isSeekable
+            ? min(decoder.format.frames(in: seconds), decoder.frameCount ?? .max) : 0
+          if frame > 0 { try decoder.seek(toFrame: frame) }
+          if output?.format != decoder.format || deviceLost.load(ordering: .relaxed) != 0 {
+            output = nil
+            guard openOutput(decoder.format) else { return false }
+          }
+          begin(t, decoder, atFrame: frame, &d)
+          return false
+        } catch {
+          eventContinuation.yield(.trackFailed(t, error))
+          candidate = nextTrack(t)
+        }
+      }
+      markEndOfInput()
+    case .seek(let seconds):
+      guard let decoder = d.decoder, let track = d.track, decoder.isSeekable else { return false }
+      let frame = min(decoder.format.frames(in: seconds), max(0, (decoder.frameCount ?? .max) - 1))
+      do { try decoder.seek(toFrame: frame) } catch {
+        eventContinuation.yield(.trackFailed(track, error))
+        return false
+      }
+      d.pending = nil
+      resetRing()
+      shared.withLock { $0.segments = [] }
+      begin(track, decoder, atFrame: frame, &d)
+    }
+    return false
+  }
+
+  /// Decode thread: the current track is done; go on with the next one that opens.
+  private func advance(_ d: inout DecodeState) {
+    guard let finished = d.track else { return }
+    d.decoder = nil
+    var candidate = nextTrack(finished)
+    while let t = candidate {
+      do throws(DecodeError) {
+        let decoder = try configuration.openDecoder(t.path)
+        if decoder.format == output?.format {
+          begin(t, decoder, atFrame: 0, &d)  // gapless: straight on in the ring
+        } else {
+          d.track = t
+          d.pending = (t, decoder)
+          formatBoundary.store(ring.writePosition, ordering: .releasing)
+          renderWake.signal()
+        }
+        return
+      } catch {
+        eventContinuation.yield(.trackFailed(t, error))
+        candidate = nextTrack(t)
+      }
+    }
+    d.track = nil
+    markEndOfInput()
+  }
+
+  /// Decode thread, render parked at the boundary: reopen at the new format and go on.
+  private func switchFormat(_ d: inout DecodeState) {
+    formatBoundary.store(-1, ordering: .releasing)
+    if let (track, decoder) = d.pending {
+      d.pending = nil
+      output = nil
+      resetRing()
+      shared.withLock { $0.segments = [] }
+      if openOutput(decoder.format) { begin(track, decoder, atFrame: 0, &d) }
+    }
+    reachedBoundary.store(false, ordering: .releasing)
+    renderWake.signal()
+  }
+
+  private func begin(
+    _ track: QueuedTrack, _ decoder: any AudioDecoder, atFrame frame: Int, _ d: inout DecodeState
+  ) {
+    d.decoder = decoder
+    d.track = track
+    let duration = decoder.frameCount.map { decoder.format.seconds($0) }
+    let segment = Segment(
+      track: track, ringStart: ring.writePosition, trackStartFrame: frame, format: decoder.format,
+      duration: duration, metadata: decoder.metadata, isSeekable: decoder.isSeekable)
+    shared.withLock { s in
+      // Keep only what the render thread may still be playing, and the new one.
+      let played = ring.releasedPosition
+      if let lastHeard = s.segments.lastIndex(where: { $0.ringStart <= played }) {
+        s.segments.removeFirst(lastHeard)
+      }
+      s.segments.append(segment)
+    }
+  }
+
+  @discardableResult
+  private func openOutput(_ format: PCMFormat) -> Bool {
+    do {
+      output = try configuration.openOutput(configuration.deviceName, format)
+      deviceLost.store(0, ordering: .releasing)
+      return true
+    } catch {
+      output = nil
+      setState(.stopped)
+      eventContinuation.yield(.deviceFailed("\(error)"))
+      return false
+    }
+  }
+
+  private func markEndOfInput() {
+    inputEnd.store(ring.writePosition, ordering: .releasing)
+    renderWake.signal()
+  }
+
+  /// Only with the render thread parked.
+  private func resetRing() {
+    ring.reset(to: ring.writePosition)
+    inputEnd.store(-1, ordering: .releasing)
+    formatBoundary.store(-1, ordering: .releasing)
+    reachedEnd.store(false, ordering: .releasing)
+  }
+}
+
+private func seconds(_ d: Duration) -> Double {
+  Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+}

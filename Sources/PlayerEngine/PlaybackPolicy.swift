@@ -1,0 +1,137 @@
+import SessionCore
+
+/// How the player reacts to the user, the session server and the output (G5, G10, G14), as a
+/// value: each input returns the effects the player carries out. No clock, no I/O.
+public struct PlaybackPolicy: Equatable, Sendable {
+  public enum Phase: Equatable, Sendable {
+    case stopped
+    case playing
+    case paused(PauseCause)
+    /// Interrupted by another app; `resumeAfter` is whether it was playing when that began.
+    case interrupted(resumeAfter: Bool, by: InterruptionCause)
+  }
+
+  public enum Effect: Equatable, Sendable {
+    /// Activate the session, then start the output (or, refused, call `activationRefused`).
+    case activateAndPlay
+    /// Stop the output at once, keeping the position.
+    case stopOutput
+    /// Give the audio back (without notifying: a paused player resumes nobody).
+    case deactivate
+    /// A line for the user.
+    case say(String)
+  }
+
+  public private(set) var phase: Phase = .stopped
+  /// G5's opt-in: resume when the lost output comes back. Off by default.
+  public var resumeOnReconnect = false
+  private var pausedByRouteFrom: Route?
+
+  public init() {}
+
+  /// Why it is paused, for now-playing info and every view.
+  public var pausedBy: PauseCause? {
+    switch phase {
+    case .stopped, .playing: nil
+    case .paused(let cause): cause
+    case .interrupted: .interruption
+    }
+  }
+
+  public var isPlaying: Bool { phase == .playing }
+
+  /// The user pressed play (G1).
+  public mutating func userPlay() -> [Effect] {
+    phase == .playing ? [] : [.activateAndPlay]
+  }
+
+  /// The session server granted the activation; the output runs.
+  public mutating func started() {
+    phase = .playing
+    pausedByRouteFrom = nil
+  }
+
+  /// The server refused (G10): stay paused and say why.
+  public mutating func activationRefused(_ reason: String) -> [Effect] {
+    if phase == .playing { phase = .paused(.interruption) }
+    return [.say("cannot play now: \(reason)")]
+  }
+
+  /// The user pressed pause.
+  public mutating func userPause() -> [Effect] {
+    switch phase {
+    case .playing:
+      phase = .paused(.user)
+      return [.stopOutput, .deactivate]
+    case .interrupted:
+      // Pausing during an interruption means: do not resume when it ends.
+      if case .interrupted(_, let by) = phase { phase = .interrupted(resumeAfter: false, by: by) }
+      return []
+    case .paused, .stopped:
+      return []
+    }
+  }
+
+  /// Another app took the audio (the server has already deactivated us).
+  public mutating func interruptionBegan(_ cause: InterruptionCause) -> [Effect] {
+    switch phase {
+    case .playing:
+      phase = .interrupted(resumeAfter: true, by: cause)
+      return [.stopOutput, .say(Self.describe(cause, resuming: true))]
+    case .paused, .stopped:
+      phase = .interrupted(resumeAfter: false, by: cause)
+      return []
+    case .interrupted(let resume, _):
+      phase = .interrupted(resumeAfter: resume, by: cause)
+      return []
+    }
+  }
+
+  /// G14: resume if and only if it was playing and the interrupter said it may.
+  public mutating func interruptionEnded(shouldResume: Bool, reason: InterruptionEndReason)
+    -> [Effect]
+  {
+    guard case .interrupted(let resumeAfter, let by) = phase else { return [] }
+    if resumeAfter && shouldResume {
+      return [.activateAndPlay]
+    }
+    phase = resumeAfter ? .paused(.interruption) : .paused(.user)
+    guard resumeAfter else { return [] }
+    switch reason {
+    case .interrupterExited:
+      return [.say("'\(by.by)' ended without finishing; press play to resume")]
+    case .interrupterDeactivated:
+      return [.say("'\(by.by)' took over; staying paused")]
+    }
+  }
+
+  /// G4, G5, G6: pause at once when the output in use goes away; go on otherwise.
+  public mutating func routeChanged(_ change: RouteChange) -> [Effect] {
+    switch change.reason {
+    case .oldDeviceUnavailable:
+      guard phase == .playing else { return [] }
+      phase = .paused(.route)
+      pausedByRouteFrom = change.previous
+      return [.stopOutput, .deactivate, .say("paused: '\(change.previous.name)' went away")]
+    case .newDeviceAvailable:
+      if resumeOnReconnect, phase == .paused(.route), change.current == pausedByRouteFrom {
+        return [.activateAndPlay]
+      }
+      return []
+    case .override, .categoryChange, .noSuitableRoute:
+      return []
+    }
+  }
+
+  /// The queue ran out, or the user stopped.
+  public mutating func stopped() {
+    phase = .stopped
+  }
+
+  static func describe(_ cause: InterruptionCause, resuming: Bool) -> String {
+    switch cause.kind {
+    case .call: "paused: call in progress" + (resuming ? " (will resume)" : "")
+    case .otherAudio: "paused: '\(cause.by)' is playing"
+    }
+  }
+}

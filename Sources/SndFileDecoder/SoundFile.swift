@@ -1,0 +1,92 @@
+import AudioCore
+import CSndFile
+import Glibc
+
+/// A sound file opened with libsndfile: WAV, AIFF, FLAC, Ogg Vorbis, Opus, MP3 and the rest of
+/// what the machine's libsndfile reads. Owns its SNDFILE handle and closes it in `deinit`.
+public final class SoundFile: AudioDecoder {
+  private let handle: OpaquePointer
+  public let path: String
+  public let format: PCMFormat
+  public let frameCount: Int?
+  public let isSeekable: Bool
+  public let metadata: TrackMetadata
+
+  /// Opens `path` (sf_open). Throws with plain words when it is missing, empty, unreadable or
+  /// not audio libsndfile knows.
+  public init(path: String) throws(DecodeError) {
+    var info = SF_INFO()
+    guard let h = sf_open(path, Int32(SFM_READ), &info) else {
+      let detail = String(cString: sf_strerror(nil))
+      throw DecodeError(path: path, reason: Self.whyNotOpened(path, detail), detail: detail)
+    }
+    guard info.channels > 0, info.samplerate > 0 else {
+      sf_close(h)
+      throw DecodeError(path: path, reason: "the file declares no channels or no sample rate")
+    }
+    handle = h
+    self.path = path
+    format = PCMFormat(sampleRate: Int(info.samplerate), channels: Int(info.channels))
+    // libsndfile reports SF_COUNT_MAX for streams whose length it cannot know.
+    frameCount = info.frames > 0 && info.frames < Int64.max / 2 ? Int(info.frames) : nil
+    isSeekable = info.seekable != 0
+    func tag(_ which: Int32) -> String? {
+      guard let s = sf_get_string(h, which) else { return nil }
+      let text = String(cString: s).trimmingCharacters(in: " \t\r\n\0")
+      return text.isEmpty ? nil : text
+    }
+    metadata = TrackMetadata(
+      title: tag(Int32(SF_STR_TITLE)), artist: tag(Int32(SF_STR_ARTIST)),
+      album: tag(Int32(SF_STR_ALBUM)),
+      trackNumber: tag(Int32(SF_STR_TRACKNUMBER)).flatMap { Int($0.prefix { $0.isNumber }) })
+  }
+
+  deinit { sf_close(handle) }
+
+  public func read(into buffer: UnsafeMutableBufferPointer<Float>) throws(DecodeError) -> Int {
+    let frames = buffer.count / format.channels
+    guard frames > 0, let base = buffer.baseAddress else { return 0 }
+    let n = sf_readf_float(handle, base, sf_count_t(frames))
+    if n < frames {
+      let code = sf_error(handle)
+      if code != 0 {
+        throw DecodeError(
+          path: path, reason: "the file is damaged partway through",
+          detail: String(cString: sf_error_number(code)))
+      }
+    }
+    return Int(max(0, n))
+  }
+
+  public func seek(toFrame frame: Int) throws(DecodeError) {
+    guard sf_seek(handle, sf_count_t(frame), SEEK_SET) >= 0 else {
+      throw DecodeError(
+        path: path, reason: "cannot seek in it", detail: String(cString: sf_strerror(handle)))
+    }
+  }
+
+  /// The user's words for a file libsndfile refused.
+  private static func whyNotOpened(_ path: String, _ detail: String) -> String {
+    var st = stat()
+    if stat(path, &st) != 0 {
+      return errno == ENOENT ? "no such file" : String(cString: strerror(errno)).lowercased()
+    }
+    if (st.st_mode & S_IFMT) == S_IFDIR { return "it is a folder" }
+    if access(path, R_OK) != 0 { return "permission denied" }
+    if st.st_size == 0 { return "the file is empty" }
+    if detail.contains("not recognised") || detail.contains("unknown format") {
+      return "not an audio file libsndfile can read"
+    }
+    return "libsndfile cannot read it"
+  }
+}
+
+extension String {
+  fileprivate func trimmingCharacters(in set: String) -> String {
+    let drop = Set(set)
+    var s = Substring(self)
+    while let f = s.first, drop.contains(f) { s = s.dropFirst() }
+    while let l = s.last, drop.contains(l) { s = s.dropLast() }
+    return String(s)
+  }
+}

@@ -1,0 +1,119 @@
+import ALSAOutput
+import ArgumentParser
+import Glibc
+import PlayerEngine
+import SessionCore
+import SessionServer
+
+struct Play: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Play files, folders and playlists.",
+    discussion: """
+      With --no-ui, plays the queue without an interface, as a full session client: it pauses \
+      for calls and resumes after them (G14), pauses when its output goes away (G5), ducks \
+      under navigation prompts (G9) and obeys 'hark ctl' and media keys. It exits 0 when the \
+      queue has played to its end, 1 when nothing in it could be played.
+      """)
+
+  @Flag(help: "Play without the interface (the interface arrives later; this is required).")
+  var noUI = false
+
+  @Option(
+    help: ArgumentHelp("The ALSA device to play on ('aplay -L' lists them).", valueName: "device"))
+  var device = "default"
+
+  @Option(
+    help: ArgumentHelp("How far to lower the music under a navigation prompt.", valueName: "dB"))
+  var duck: Double = -20
+
+  @Argument(help: "Files, folders and .m3u playlists.")
+  var paths: [String]
+
+  func validate() throws {
+    guard noUI else {
+      throw ValidationError("the interface is not there yet; use 'hark play --no-ui'")
+    }
+    guard duck <= 0, duck >= -60 else { throw ValidationError("--duck must be from -60 to 0 dB") }
+  }
+
+  func run() async throws {
+    silenceALSALibraryErrors()
+    let (files, problems) = QueueLoader.load(paths)
+    for p in problems { FileHandleStderr.write("hark: \(p)\n") }
+    guard !files.isEmpty else { die("nothing to play") }
+    let session: AudioSession
+    do { session = try await AudioSession.connect(.init(name: "hark")) } catch {
+      die(error.description)
+    }
+    let player = HeadlessPlayer(
+      files: files, deviceName: device, duckDecibels: duck, session: session)
+    Glibc.exit(await player.run())
+  }
+}
+
+struct Ctl: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Send a remote command to the now-playing app.",
+    discussion: """
+      COMMAND is play, pause, toggle, stop, next, previous, seek ±SECONDS, position SECONDS, \
+      volume ±PERCENT or mute. Exits 0 when the app carried it out, 1 with the reason when \
+      there is no now-playing app or the command is disabled right now (G19).
+      """)
+
+  @Argument(parsing: .captureForPassthrough, help: "The command and its argument.")
+  var words: [String] = []
+
+  func run() async throws {
+    let remote = try Self.parse(words)
+    let session: AudioSession
+    do { session = try await AudioSession.connect(.init(name: "hark ctl")) } catch {
+      die(error.description)
+    }
+    do {
+      let status = try await session.send(remote)
+      session.close()
+      switch status {
+      case .success: return
+      case .commandDisabled: die("'\(words.joined(separator: " "))' is disabled right now")
+      case .noSuchContent: die("there is nothing to '\(words[0])'")
+      case .commandFailed: die("'\(words.joined(separator: " "))' failed")
+      }
+    } catch {
+      die("\(error)")
+    }
+  }
+
+  static func parse(_ words: [String]) throws -> RemoteCommand {
+    guard let verb = words.first else {
+      throw ValidationError("give a command: play, pause, toggle, ...")
+    }
+    func number() throws -> Double {
+      guard words.count == 2, let n = Double(words[1]), n.isFinite else {
+        throw ValidationError("'\(verb)' needs a number, e.g. 'hark ctl \(verb) 10'")
+      }
+      return n
+    }
+    if words.count > 2 { throw ValidationError("too many words after '\(verb)'") }
+    switch verb {
+    case "play": return .play
+    case "pause": return .pause
+    case "toggle", "play-pause": return .togglePlayPause
+    case "stop": return .stop
+    case "next": return .nextTrack
+    case "previous", "prev": return .previousTrack
+    case "seek":
+      let n = try number()
+      return n >= 0 ? .skipForward(seconds: n) : .skipBackward(seconds: -n)
+    case "position":
+      let n = try number()
+      guard n >= 0 else { throw ValidationError("a position is not negative") }
+      return .changePlaybackPosition(seconds: n)
+    case "volume":
+      let n = try number()
+      return n >= 0 ? .volumeUp(percent: n) : .volumeDown(percent: -n)
+    case "mute": return .mute
+    default:
+      throw ValidationError("unknown command '\(verb)'; see 'hark ctl --help'")
+    }
+  }
+}
