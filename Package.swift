@@ -52,6 +52,12 @@ let package = Package(
         .product(name: "PropertyBased", package: "swift-property-based"),
       ]),
     .testTarget(name: "SessionWireTests", dependencies: ["SessionWire"]),
+    // Fakes shared by the engine's tests: FakeOutput, ToneDecoder, ManualClock.
+    .target(name: "AudioTestSupport", dependencies: ["AudioCore"]),
+    .testTarget(name: "AudioCoreTests", dependencies: ["AudioCore", "AudioTestSupport"]),
+    .testTarget(
+      name: "PlayerEngineTests",
+      dependencies: ["PlayerEngine", "AudioCore", "AudioTestSupport", "SessionCore"]),
     .testTarget(
       name: "SessionServerTests",
       dependencies: ["SessionServer", "SessionWire", "SessionCore"]),

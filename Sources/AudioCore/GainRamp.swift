@@ -50,16 +50,24 @@ public struct GainRamp: Sendable {
 }
 
 /// Decibels to a linear gain: -20 dB is 0.1.
-public func linearGain(decibels: Double) -> Float { Float(pow10(decibels / 20)) }
+public func linearGain(decibels: Double) -> Float { Float(exp(decibels / 20 * ln10)) }
 
-private func pow10(_ x: Double) -> Double {
-  // The standard library has no pow; exp(x ln 10) is exact enough for gains.
-  var result = 1.0
+private let ln10 = 2.302_585_092_994_046
+
+/// e^x for the gains above. The standard library has no exp; this reduces x to r + k ln 2 with
+/// |r| ≤ ln 2 / 2, sums the series for e^r (which converges fast there), and scales by 2^k, so
+/// it stays accurate from unity down to far below audibility and never turns negative.
+private func exp(_ x: Double) -> Double {
+  if x < -700 { return 0 }
+  if x > 700 { return .infinity }
+  let ln2 = 0.693_147_180_559_945_3
+  let k = (x / ln2).rounded()
+  let r = x - k * ln2
+  var sum = 1.0
   var term = 1.0
-  let y = x * 2.302585092994046
-  for n in 1..<40 {
-    term *= y / Double(n)
-    result += term
+  for n in 1..<20 {
+    term *= r / Double(n)
+    sum += term
   }
-  return result
+  return Double(sign: .plus, exponent: Int(k), significand: sum)
 }

@@ -11,8 +11,12 @@ public struct PCMFormat: Hashable, Sendable, CustomStringConvertible {
     self.channels = channels
   }
 
-  /// Frames in `seconds`, rounded down.
-  public func frames(in seconds: Double) -> Int { Int(seconds * Double(sampleRate)) }
+  /// Whole frames in `seconds`, rounded down, forgiving floating-point error in the last bits:
+  /// a position reported by `seconds(_:)` and handed back (to seek, to resume) lands on the same
+  /// frame, not the one before it.
+  public func frames(in seconds: Double) -> Int {
+    Int((seconds * Double(sampleRate) * (1 + 1e-12)).rounded(.down))
+  }
 
   /// Seconds that `frames` frames last.
   public func seconds(_ frames: Int) -> Double { Double(frames) / Double(sampleRate) }

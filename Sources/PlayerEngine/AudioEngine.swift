@@ -91,8 +91,9 @@ public final class AudioEngine: @unchecked Sendable {
   }
 
   private enum Command {
-    case load(QueuedTrack, startFrame: Double)  // startFrame in seconds
-    case seek(seconds: Double)
+    case load(QueuedTrack, seconds: Double)
+    /// Within `track`, the one being heard (the decoder may be ahead, in the next one).
+    case seek(QueuedTrack, seconds: Double)
     case reopenDevice
     case unload
     case quit
@@ -101,6 +102,7 @@ public final class AudioEngine: @unchecked Sendable {
   private struct Shared {
     var commands: [(Command, Int)] = []  // with a ticket
     var completed = 0
+    var succeeded = false  // how the command with ticket `completed` went
     var segments: [Segment] = []
     var state: EngineState = .stopped
     var deviceName: String
@@ -155,13 +157,15 @@ public final class AudioEngine: @unchecked Sendable {
 
   // MARK: Transport (any thread)
 
-  /// Loads `track` at `seconds` and plays it (or leaves it paused there).
+  /// Loads `track` at `seconds` and plays it (or leaves it paused there). When it will not
+  /// open, says why (`trackFailed`) and loads the next one that does, from its start.
   public func load(_ track: QueuedTrack, at seconds: Double = 0, playing: Bool) {
     parkRender()
-    perform(.load(track, startFrame: seconds))
-    let ok = shared.withLock { $0.segments.last?.track == track } && output != nil
-    setState(ok ? (playing ? .playing : .paused) : .stopped)
-    if ok && playing { startRender() }
+    let ok = perform(.load(track, seconds: seconds))
+    if ok {
+      setState(playing ? .playing : .paused)
+      if playing { startRender() }
+    }
   }
 
   /// Resumes from the last frame heard.
@@ -179,12 +183,13 @@ public final class AudioEngine: @unchecked Sendable {
     if snapshot().state == .playing { setState(.paused) }
   }
 
-  /// Moves within the current track (clamped to it); keeps playing or paused.
+  /// Moves within the track being heard (clamped to it); keeps playing or paused.
   public func seek(to seconds: Double) {
-    let wasPlaying = snapshot().state == .playing
+    let now = snapshot()
+    guard let track = now.track, now.isSeekable else { return }
     parkRender()
-    perform(.seek(seconds: max(0, seconds)))
-    if wasPlaying { startRender() }
+    perform(.seek(track, seconds: max(0, seconds)))
+    if now.state == .playing { startRender() }
   }
 
   /// Stops and forgets the track.
@@ -252,15 +257,20 @@ public final class AudioEngine: @unchecked Sendable {
     }
   }
 
-  /// Hands a command to the decode thread and waits until it is done.
-  private func perform(_ command: Command) {
+  /// Hands a command to the decode thread and waits until it is done; whether it succeeded.
+  @discardableResult
+  private func perform(_ command: Command) -> Bool {
     let ticket = shared.withLock { s -> Int in
       let t = (s.commands.last?.1 ?? s.completed) + 1
       s.commands.append((command, t))
       return t
     }
     decodeWake.signal()
-    while shared.withLock({ $0.completed < ticket }) { usleep(200) }
+    while true {
+      let done = shared.withLock { s -> Bool? in s.completed < ticket ? nil : s.succeeded }
+      if let done { return done }
+      usleep(200)
+    }
   }
 
   // MARK: Render thread
@@ -268,6 +278,7 @@ public final class AudioEngine: @unchecked Sendable {
   private func renderLoop() {
     var gain = GainRamp(1)
     var appliedTarget: Float = 1
+    var lastDelay = 0  // frames the device held after the last write: not yet heard
     let chunkFrames = configuration.chunkFrames
     while !renderQuit.load(ordering: .acquiring) {
       guard renderWantsToPlay.load(ordering: .acquiring), let out = output,
@@ -292,6 +303,7 @@ public final class AudioEngine: @unchecked Sendable {
         appliedTarget = Float(bitPattern: targetGainBits.load(ordering: .acquiring))
         gain = GainRamp(0)
         gain.ramp(to: appliedTarget, over: out.format.frames(in: seconds(configuration.fadeIn)))
+        lastDelay = 0
         renderIsPlaying.store(true, ordering: .releasing)
       }
       let target = Float(bitPattern: targetGainBits.load(ordering: .acquiring))
@@ -331,19 +343,24 @@ public final class AudioEngine: @unchecked Sendable {
       }
       var block = UnsafeMutableBufferPointer(rebasing: scratch[0..<n])
       gain.apply(to: block, channels: channels)
-      while block.count > 0 {
+      var gone: Int32 = 0
+      while block.count > 0 && gone == 0 {
         switch out.write(UnsafeBufferPointer(block)) {
         case .written(let frames):
           block = UnsafeMutableBufferPointer(rebasing: block[(frames * channels)...])
         case .recovered:
           continue
         case .deviceGone(let code):
-          deviceLost.store(code == 0 ? -EIO : code, ordering: .releasing)
-          block = UnsafeMutableBufferPointer(rebasing: block[block.count...])
+          gone = code == 0 ? -EIO : code
         }
       }
-      let delay = deviceLost.load(ordering: .relaxed) == 0 ? out.delayFrames() : 0
-      ring.release(upTo: ring.readPosition - delay * channels)
+      // What the device took, less what it still held: the frames heard. A vanished device
+      // cannot say what it held; take what it held after the last write, so that resuming
+      // repeats a little rather than skips.
+      let writtenEnd = ring.readPosition - block.count
+      if gone == 0 { lastDelay = out.delayFrames() }
+      ring.release(upTo: writtenEnd - lastDelay * channels)
+      if gone != 0 { deviceLost.store(gone, ordering: .releasing) }
       decodeWake.signal()
     }
   }
@@ -370,9 +387,12 @@ public final class AudioEngine: @unchecked Sendable {
         s.commands.isEmpty ? nil : s.commands.removeFirst()
       }
       if let (command, ticket) = next {
-        let quit = execute(command, &d)
-        shared.withLock { $0.completed = ticket }
-        if quit { return }
+        let outcome = execute(command, &d)
+        shared.withLock {
+          $0.completed = ticket
+          $0.succeeded = outcome != .failed
+        }
+        if outcome == .quit { return }
         continue
       }
       let lost = deviceLost.load(ordering: .acquiring)
@@ -419,57 +439,85 @@ public final class AudioEngine: @unchecked Sendable {
     }
   }
 
-  /// Decode thread. Carries out a command; true for quit.
-  private func execute(_ command: Command, _ d: inout DecodeState) -> Bool {
+  private enum Outcome { case done, failed, quit }
+
+  /// Decode thread. Carries out a command.
+  private func execute(_ command: Command, _ d: inout DecodeState) -> Outcome {
     switch command {
     case .quit:
       d = DecodeState()
-      return true
+      return .quit
     case .unload:
       d = DecodeState()
       resetRing()
       shared.withLock { $0.segments = [] }
+      return .done
     case .reopenDevice:
-      if let format = d.decoder?.format ?? shared.withLock({ $0.segments.last?.format }) {
-        output = nil
-        openOutput(format)
+      let played = ring.releasedPosition
+      let heard = shared.withLock { s in
+        (s.segments.last { $0.ringStart <= played } ?? s.segments.first)?.format
       }
+      guard let format = heard ?? d.decoder?.format else { return .failed }
+      output = nil
+      return openOutput(format) ? .done : .failed
     case .load(let track, let seconds):
       d = DecodeState()
       resetRing()
       shared.withLock { $0.segments = [] }
-      var candidate: QueuedTrack? = track
-      while let t = candidate {
-        do throws(DecodeError) {
-          let decoder = try configuration.openDecoder(t.path)
-          let frame =
-            decoder.isSeekable
-            ? min(decoder.format.frames(in: seconds), decoder.frameCount ?? .max) : 0
-          if frame > 0 { try decoder.seek(toFrame: frame) }
-          if output?.format != decoder.format || deviceLost.load(ordering: .relaxed) != 0 {
-            output = nil
-            guard openOutput(decoder.format) else { return false }
-          }
-          begin(t, decoder, atFrame: frame, &d)
-          return false
-        } catch {
-          eventContinuation.yield(.trackFailed(t, error))
-          candidate = nextTrack(t)
-        }
-      }
-      markEndOfInput()
-    case .seek(let seconds):
-      guard let decoder = d.decoder, let track = d.track, decoder.isSeekable else { return false }
-      let frame = min(decoder.format.frames(in: seconds), max(0, (decoder.frameCount ?? .max) - 1))
-      do { try decoder.seek(toFrame: frame) } catch {
-        eventContinuation.yield(.trackFailed(track, error))
-        return false
-      }
+      return open(track, at: seconds, &d) ? .done : .failed
+    case .seek(let track, let seconds):
       d.pending = nil
       resetRing()
       shared.withLock { $0.segments = [] }
-      begin(track, decoder, atFrame: frame, &d)
+      if let decoder = d.decoder, d.track == track {
+        let frame = min(
+          decoder.format.frames(in: seconds), max(0, (decoder.frameCount ?? .max) - 1))
+        do throws(DecodeError) {
+          try decoder.seek(toFrame: frame)
+          begin(track, decoder, atFrame: frame, &d)
+          return .done
+        } catch {
+          eventContinuation.yield(.trackFailed(track, error))
+          d = DecodeState()
+          return open(track, at: seconds, &d) ? .done : .failed
+        }
+      }
+      // The decoder has moved on (to the next track, or to the end of the queue): open the
+      // track being heard again.
+      d = DecodeState()
+      return open(track, at: seconds, &d) ? .done : .failed
     }
+  }
+
+  /// Decode thread, ring empty: opens `track` at `seconds`, or the first track after it that
+  /// opens (from its start), and begins it. False when nothing from there on opens, or the
+  /// device would not open; the owner has been told why.
+  private func open(_ track: QueuedTrack, at seconds: Double, _ d: inout DecodeState) -> Bool {
+    var candidate: QueuedTrack? = track
+    var start = seconds
+    while let t = candidate {
+      do throws(DecodeError) {
+        let decoder = try configuration.openDecoder(t.path)
+        let frame =
+          decoder.isSeekable && start > 0
+          ? min(decoder.format.frames(in: start), max(0, (decoder.frameCount ?? .max) - 1)) : 0
+        if frame > 0 { try decoder.seek(toFrame: frame) }
+        if output?.format != decoder.format || deviceLost.load(ordering: .relaxed) != 0 {
+          output = nil
+          guard openOutput(decoder.format) else { return false }
+        }
+        begin(t, decoder, atFrame: frame, &d)
+        return true
+      } catch {
+        eventContinuation.yield(.trackFailed(t, error))
+        candidate = nextTrack(t)
+        start = 0  // the position asked for belongs to the track asked for
+      }
+    }
+    // Nothing from here to the end of the queue opens: there is nothing to play out.
+    markEndOfInput()
+    setState(.stopped)
+    eventContinuation.yield(.endOfQueue)
     return false
   }
 

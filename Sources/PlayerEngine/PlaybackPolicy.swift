@@ -78,8 +78,11 @@ public struct PlaybackPolicy: Equatable, Sendable {
     case .playing:
       phase = .interrupted(resumeAfter: true, by: cause)
       return [.stopOutput, .say(Self.describe(cause, resuming: true))]
-    case .paused, .stopped:
+    case .paused:
       phase = .interrupted(resumeAfter: false, by: cause)
+      return []
+    case .stopped:
+      // Nothing to resume and no pause to show (a stopped player is not in an audio context).
       return []
     case .interrupted(let resume, _):
       phase = .interrupted(resumeAfter: resume, by: cause)
@@ -95,6 +98,12 @@ public struct PlaybackPolicy: Equatable, Sendable {
     if resumeAfter && shouldResume {
       return [.activateAndPlay]
     }
+    if pausedByRouteFrom != nil {
+      // The output went away during the interruption: paused by the route, as if unplugged
+      // while playing (G5).
+      phase = .paused(.route)
+      return []
+    }
     phase = resumeAfter ? .paused(.interruption) : .paused(.user)
     guard resumeAfter else { return [] }
     switch reason {
@@ -109,6 +118,13 @@ public struct PlaybackPolicy: Equatable, Sendable {
   public mutating func routeChanged(_ change: RouteChange) -> [Effect] {
     switch change.reason {
     case .oldDeviceUnavailable:
+      if case .interrupted(true, let by) = phase {
+        // Headphones pulled out during a call: when it ends, nothing may start playing from
+        // the speakers (G5).
+        phase = .interrupted(resumeAfter: false, by: by)
+        pausedByRouteFrom = change.previous
+        return [.say("'\(change.previous.name)' went away; will not resume after the interruption")]
+      }
       guard phase == .playing else { return [] }
       phase = .paused(.route)
       pausedByRouteFrom = change.previous

@@ -55,8 +55,8 @@ public enum QueueLoader {
       guard stat(path, &st) == 0 else { continue }
       if (st.st_mode & S_IFMT) == S_IFDIR {
         out += walk(path)
-      } else if let ext = name.split(separator: ".").last,
-        audioExtensions.contains(ext.lowercased())
+      } else if let dot = name.lastIndex(of: "."), dot != name.startIndex,
+        audioExtensions.contains(name[name.index(after: dot)...].lowercased())
       {
         out.append(path)
       }
@@ -78,7 +78,10 @@ public enum QueueLoader {
     while fgets(&line, Int32(line.count), f) != nil {
       var entry = String(
         decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-      while let last = entry.last, last == "\n" || last == "\r" { entry.removeLast() }
+      // "\r\n" is one Character in Swift: trim by scalars so Windows line endings go too.
+      while let last = entry.unicodeScalars.last, last == "\n" || last == "\r" {
+        entry.unicodeScalars.removeLast()
+      }
       if entry.hasPrefix("\u{FEFF}") { entry.removeFirst() }
       if entry.isEmpty || entry.hasPrefix("#") { continue }
       out.append(entry.hasPrefix("/") ? entry : base + "/" + entry)
@@ -95,31 +98,37 @@ public enum QueueLoader {
 }
 
 extension String {
-  /// Name order as people expect: "track 2" before "track 10".
+  /// Name order as people expect: "track 2" before "track 10", letters without case. Runs of
+  /// digits compare by value, however long (dates, catalogue numbers), without converting them.
   func localizedStandardLess(_ other: String) -> Bool {
-    var a = self.unicodeScalars.makeIterator()
-    var b = other.unicodeScalars.makeIterator()
-    var ca = a.next()
-    var cb = b.next()
-    while let x = ca, let y = cb {
-      if x.properties.numericType != nil && y.properties.numericType != nil,
-        let dx = Int(String(x)), let dy = Int(String(y))
-      {
-        var nx = dx
-        var ny = dy
-        ca = a.next()
-        while let c = ca, let d = Int(String(c)) { nx = nx * 10 + d; ca = a.next() }
-        cb = b.next()
-        while let c = cb, let d = Int(String(c)) { ny = ny * 10 + d; cb = b.next() }
-        if nx != ny { return nx < ny }
+    let a = Array(unicodeScalars)
+    let b = Array(other.unicodeScalars)
+    var i = 0
+    var j = 0
+    func isDigit(_ c: Unicode.Scalar) -> Bool { c >= "0" && c <= "9" }
+    while i < a.count && j < b.count {
+      if isDigit(a[i]) && isDigit(b[j]) {
+        var ei = i
+        while ei < a.count && isDigit(a[ei]) { ei += 1 }
+        var ej = j
+        while ej < b.count && isDigit(b[ej]) { ej += 1 }
+        // The value: leading zeros dropped, then the longer run is larger, then digit by digit.
+        var si = i
+        while si < ei - 1 && a[si] == "0" { si += 1 }
+        var sj = j
+        while sj < ej - 1 && b[sj] == "0" { sj += 1 }
+        if ei - si != ej - sj { return ei - si < ej - sj }
+        for (x, y) in zip(a[si..<ei], b[sj..<ej]) where x != y { return x < y }
+        i = ei
+        j = ej
         continue
       }
-      let lx = String(x).lowercased()
-      let ly = String(y).lowercased()
-      if lx != ly { return lx < ly }
-      ca = a.next()
-      cb = b.next()
+      let x = String(a[i]).lowercased()
+      let y = String(b[j]).lowercased()
+      if x != y { return x < y }
+      i += 1
+      j += 1
     }
-    return ca == nil && cb != nil
+    return i == a.count && j < b.count
   }
 }

@@ -74,10 +74,9 @@ public final class SoundFile: AudioDecoder {
     if (st.st_mode & S_IFMT) == S_IFDIR { return "it is a folder" }
     if access(path, R_OK) != 0 { return "permission denied" }
     if st.st_size == 0 { return "the file is empty" }
-    if detail.contains("not recognised") || detail.contains("unknown format") {
-      return "not an audio file libsndfile can read"
-    }
-    return "libsndfile cannot read it"
+    // A readable, non-empty file libsndfile refused: whatever its own words (for a garbage .mp3
+    // it says the file "does not exist"), to the user it is not audio it can read.
+    return "not an audio file libsndfile can read"
   }
 }
 

@@ -82,3 +82,29 @@ expect_field() {
   wait_for "${4:-5}" "$1.$2 == $3 in 'hark status --json' (now: $(session_field "$1" "$2"))" \
     check_field "$1" "$2" "$3"
 }
+
+# start_pulse: a private PulseAudio daemon with two null sinks ("out", where hark plays, and
+# "other"), and a recorder on out's monitor in $E2E_DIR/rec.raw (see audio_probe.py). The
+# recorder's low latency also keeps the null sink from running at its 2 s default latency.
+PROBE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/audio_probe.py"
+start_pulse() {
+  export PULSE_RUNTIME_PATH="$E2E_DIR/pulse" PULSE_STATE_PATH="$E2E_DIR/pulse-state"
+  mkdir -p "$PULSE_RUNTIME_PATH" "$PULSE_STATE_PATH"
+  pulseaudio -n --daemonize=no --exit-idle-time=-1 --use-pid-file=no \
+    -L module-native-protocol-unix -L "module-null-sink sink_name=out" \
+    -L "module-null-sink sink_name=other" >"$E2E_DIR/pulseaudio.log" 2>&1 &
+  E2E_PIDS+=($!)
+  export PULSE_SERVER="unix:$PULSE_RUNTIME_PATH/native" PULSE_SINK=out
+  wait_for 10 "the PulseAudio daemon" pactl info
+  python3 "$PROBE" record out.monitor "$E2E_DIR/rec.raw" &
+  E2E_PIDS+=($!)
+  wait_for 5 "the recorder" test -s "$E2E_DIR/rec.raw.t0"
+}
+
+now() { echo "$EPOCHREALTIME"; }
+probe() { python3 "$PROBE" "$1" "$E2E_DIR/rec.raw" "${@:2}"; }
+# Floating-point checks: `check "A <= B"` with python3 doing the arithmetic.
+check() { python3 -c "import sys; sys.exit(0 if ($1) else 1)"; }
+# playback FIELD: a field of hark's published playback state.
+playback() { status_query "next((x['playback'] or {}).get('$1') for x in s['sessions'] if x['name']=='hark')"; }
+position_at_least() { check "$(playback position) >= $1"; }

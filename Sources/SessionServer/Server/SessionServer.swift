@@ -66,6 +66,8 @@ public final class SessionServer {
   private var clients: [Int32: Client] = [:]
   private var sessionsToFD: [SessionID: Int32] = [:]
   private var pending: [CommandID: PendingCommand] = [:]
+  /// When each session last published, to move a playing position on to now.
+  private var publishedAt: [SessionID: UInt64] = [:]
   private var nextSession: UInt64 = 1
   private var nextCommand: CommandID = 1
   private var listener: Int32 = -1
@@ -262,6 +264,7 @@ public final class SessionServer {
     close(fd)
     if c.registered {
       sessionsToFD[c.session] = nil
+      publishedAt[c.session] = nil
       logger.info("\(c.name) (pid \(c.pid)) left")
       let outcome = policy.apply(.disconnect(c.session))
       deliver(outcome.notifications)
@@ -352,6 +355,7 @@ public final class SessionServer {
       applyAndReply(event, id: id, to: fd)
     case .publish(let playback, let commands):
       register(fd)
+      publishedAt[client.session] = monotonicNanoseconds()
       applyAndReply(.publish(client.session, playback, enabledCommands: commands), id: id, to: fd)
     case .otherAudioPlaying:
       let mine: SessionID? = client.registered ? client.session : nil
@@ -448,13 +452,27 @@ public final class SessionServer {
         session: id, pid: s.identity.pid, name: s.identity.name, category: s.category, mode: s.mode,
         options: s.options.names, active: s.isActive, interrupted: s.isInterrupted,
         ducked: policy.isDucked(id), muted: policy.isMuted(id), nowPlaying: np == id,
-        playback: s.playback, commands: s.enabledCommands.sorted { $0.rawValue < $1.rawValue })
+        playback: extrapolated(s.playback, since: publishedAt[id]),
+        commands: s.enabledCommands.sorted { $0.rawValue < $1.rawValue })
     }
     return StatusReport(
       version: protocolVersion, serverPid: pid, silent: policy.silentMode,
       route: policy.routes.current,
       routes: policy.routes.available, sessions: sessions,
       nowPlaying: np.flatMap { policy.sessions[$0]?.identity.pid })
+  }
+
+  /// Now-playing info says where playback was when it was published and at what rate; the
+  /// position now is that plus rate × the time since (as MPNowPlayingInfoCenter's readers do).
+  private func extrapolated(_ p: PlaybackInfo?, since: UInt64?) -> PlaybackInfo? {
+    guard var p, p.state == .playing, let position = p.position, let rate = p.rate, rate > 0,
+      let since
+    else { return p }
+    let elapsed = Double(monotonicNanoseconds() - since) / 1e9
+    var now = position + rate * elapsed
+    if let d = p.duration { now = min(now, d) }
+    p.position = (now * 1000).rounded() / 1000
+    return p
   }
 
   // MARK: Output

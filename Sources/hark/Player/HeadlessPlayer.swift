@@ -58,7 +58,6 @@ final class HeadlessPlayer {
       say("cannot register with the session server: \(error)")
       return 1
     }
-    engine.load(QueuedTrack(id: 0, path: files[0]), playing: false)
     await perform(policy.userPlay())
     while let input = await inputs.next() {
       switch input {

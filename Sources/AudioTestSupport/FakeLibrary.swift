@@ -1,0 +1,97 @@
+import AudioCore
+import Synchronization
+
+/// Made-up files by path, opened as `ToneDecoder`s the way an engine's `openDecoder` opens real
+/// ones; a path it does not know throws, like a missing or unreadable file.
+public final class ToneLibrary: Sendable {
+  private let tracks: [String: ToneDecoder.Configuration]
+  private let unreadable: [String: DecodeError]
+  private let opened = Mutex<[(path: String, decoder: ToneDecoder)]>([])
+
+  /// `tracks` by path (their `path` is set to it); `unreadable` paths fail with the given reason.
+  public init(
+    _ tracks: [String: ToneDecoder.Configuration], unreadable: [String: String] = [:]
+  ) {
+    var named: [String: ToneDecoder.Configuration] = [:]
+    for (path, var configuration) in tracks {
+      configuration.path = path
+      named[path] = configuration
+    }
+    self.tracks = named
+    var failures: [String: DecodeError] = [:]
+    for (path, reason) in unreadable {
+      failures[path] = DecodeError(path: path, reason: reason, detail: "ToneLibrary")
+    }
+    self.unreadable = failures
+  }
+
+  /// Opens a fresh decoder at frame 0, or throws what opening `path` would.
+  public func open(_ path: String) throws(DecodeError) -> ToneDecoder {
+    if let failure = unreadable[path] { throw failure }
+    guard let configuration = tracks[path] else {
+      throw DecodeError(path: path, reason: "no such file", detail: "ToneLibrary")
+    }
+    let decoder = ToneDecoder(configuration)
+    opened.withLock { $0.append((path, decoder)) }
+    return decoder
+  }
+
+  /// The decoders opened for `path`, oldest first.
+  public func decoders(for path: String) -> [ToneDecoder] {
+    opened.withLock { $0.filter { $0.path == path }.map(\.decoder) }
+  }
+
+  /// Every path opened successfully, in order.
+  public var openedPaths: [String] { opened.withLock { $0.map(\.path) } }
+}
+
+/// Why `FakeDevices` would not open a device.
+public struct FakeDeviceError: Error, Hashable, Sendable, CustomStringConvertible {
+  /// The device asked for.
+  public var deviceName: String
+
+  /// A refusal to open `deviceName`.
+  public init(deviceName: String) { self.deviceName = deviceName }
+
+  /// "no audio device 'name'".
+  public var description: String { "no audio device '\(deviceName)'" }
+}
+
+/// Hands out `FakeOutput`s the way an engine's `openOutput` opens devices, and keeps them so a
+/// test can see what each one was asked to play.
+public final class FakeDevices: Sendable {
+  private let options: FakeOutput.Options
+  private let perOpening: [Int: FakeOutput.Options]
+  private let failing: Set<Int>
+  private let outputs = Mutex<[FakeOutput]>([])
+  private let attempts = Mutex(0)
+
+  /// Every output behaves as `options` says, except the n-th opening (from 0), which uses
+  /// `perOpening[n]` or, if `failing` holds n, throws `FakeDeviceError`.
+  public init(
+    _ options: FakeOutput.Options = FakeOutput.Options(),
+    perOpening: [Int: FakeOutput.Options] = [:], failing: Set<Int> = []
+  ) {
+    self.options = options
+    self.perOpening = perOpening
+    self.failing = failing
+  }
+
+  /// Opens the next output.
+  public func open(_ deviceName: String, _ format: PCMFormat) throws(FakeDeviceError)
+    -> FakeOutput
+  {
+    let attempt = attempts.withLock { n in
+      defer { n += 1 }
+      return n
+    }
+    if failing.contains(attempt) { throw FakeDeviceError(deviceName: deviceName) }
+    let output = FakeOutput(
+      format: format, deviceName: deviceName, options: perOpening[attempt] ?? options)
+    outputs.withLock { $0.append(output) }
+    return output
+  }
+
+  /// The outputs opened, oldest first.
+  public var opened: [FakeOutput] { outputs.withLock { $0 } }
+}

@@ -1,0 +1,268 @@
+import AudioCore
+import Glibc
+import Synchronization
+
+/// An `AudioOutput` that records every frame written to it and misbehaves on request.
+///
+/// The render thread calls it as it would a sound card; none of those calls allocate or lock:
+/// what it records goes into buffers allocated at init and is published through atomics, so any
+/// thread may look (`recordedSamples()`, `framesWritten`, `calls`) while it plays. Counts read
+/// together are consistent only while the render thread is parked (paused, stopped, lost).
+///
+/// The delay model: the device holds the last `latencyFrames` frames written (fewer right after
+/// a start), not yet heard. `delayFrames()` reports them, `discard()` throws them away, `drain()`
+/// and an underrun play them out, unplugging loses them. So the frames heard are
+/// `framesWritten - framesDiscarded - delayFrames()`.
+public final class FakeOutput: AudioOutput, @unchecked Sendable {
+  /// A way to misbehave.
+  public enum Fault: Sendable, Hashable {
+    /// The device takes this many frames in all (the last write may be cut short), then it is
+    /// gone: every later write returns `.deviceGone(code: -ENODEV)`, and what it held is lost.
+    case unplug(afterFrames: Int)
+    /// Every `n`-th write underruns: it writes nothing and returns `.recovered`; the device had
+    /// played out what it held.
+    case underrun(every: Int)
+  }
+
+  /// How fast the device takes frames.
+  public enum Pacing: Sendable, Hashable {
+    /// At once, like ALSA's `null` device.
+    case unpaced
+    /// Like a sound card, `speed` times real time: a second of audio at speed 10 takes 0.1 s.
+    case realTime(speed: Double)
+  }
+
+  /// How the fake behaves.
+  public struct Options: Sendable, Hashable {
+    /// How fast writes return.
+    public var pacing: Pacing
+    /// Frames held in the device, not yet heard, once at least that many were written.
+    public var latencyFrames: Int
+    /// Misbehaviour, applied in order.
+    public var faults: [Fault]
+    /// Samples recorded at most; later frames are taken but not recorded (`overflowSamples`).
+    public var capacitySamples: Int
+
+    /// Unpaced, no latency, well behaved, room for two million samples.
+    public init(
+      pacing: Pacing = .unpaced, latencyFrames: Int = 0, faults: [Fault] = [],
+      capacitySamples: Int = 1 << 21
+    ) {
+      self.pacing = pacing
+      self.latencyFrames = latencyFrames
+      self.faults = faults
+      self.capacitySamples = capacitySamples
+    }
+  }
+
+  /// A call other than `write`, with the frames written before it.
+  public enum Call: Sendable, Hashable {
+    /// `discard()`, which threw away `dropped` frames not yet heard.
+    case discard(atFrame: Int, dropped: Int)
+    /// `prepare()`.
+    case prepare(atFrame: Int)
+    /// `drain()`.
+    case drain(atFrame: Int)
+  }
+
+  /// The format it was opened at.
+  public let format: PCMFormat
+  /// The name it was opened by ("fake" unless told).
+  public let deviceName: String
+  /// What it was asked to do.
+  public let options: Options
+
+  private let samples: UnsafeMutableBufferPointer<Float>
+  private let callLog: UnsafeMutableBufferPointer<Call>
+  private let recorded = Atomic<Int>(0)
+  private let overflow = Atomic<Int>(0)
+  private let written = Atomic<Int>(0)
+  private let discarded = Atomic<Int>(0)
+  private let inDevice = Atomic<Int>(0)  // written since the last discard, drain or underrun
+  private let writes = Atomic<Int>(0)
+  private let recoveries = Atomic<Int>(0)
+  private let gone = Atomic<Bool>(false)
+  private let callCount = Atomic<Int>(0)
+  private let unplugAfter: Int
+  private let underrunEvery: Int
+  private let nanosecondsPerFrame: Double  // 0 when unpaced
+  private var due: Int64 = 0  // render thread only: when the frames written so far are played
+
+  /// A device playing `format`; see `Options` for how it behaves.
+  public init(format: PCMFormat, deviceName: String = "fake", options: Options = Options()) {
+    self.format = format
+    self.deviceName = deviceName
+    self.options = options
+    samples = .allocate(capacity: max(options.capacitySamples, 1))
+    samples.initialize(repeating: 0)
+    callLog = .allocate(capacity: 4096)
+    callLog.initialize(repeating: .prepare(atFrame: 0))
+    var unplug = Int.max
+    var underrun = 0
+    for fault in options.faults {
+      switch fault {
+      case .unplug(let frames): unplug = min(unplug, frames)
+      case .underrun(let every): underrun = every
+      }
+    }
+    unplugAfter = unplug
+    underrunEvery = underrun
+    switch options.pacing {
+    case .unpaced: nanosecondsPerFrame = 0
+    case .realTime(let speed): nanosecondsPerFrame = 1e9 / (Double(format.sampleRate) * speed)
+    }
+  }
+
+  deinit {
+    samples.deallocate()
+    callLog.deallocate()
+  }
+
+  // MARK: AudioOutput (render thread)
+
+  /// Records what it takes; see `Fault` and `Pacing` for how it may not take it all.
+  public func write(_ source: UnsafeBufferPointer<Float>) -> OutputWriteResult {
+    let channels = format.channels
+    precondition(source.count % channels == 0, "a write of a partial frame")
+    let call = writes.add(1, ordering: .relaxed).newValue
+    if gone.load(ordering: .relaxed) { return .deviceGone(code: -ENODEV) }
+    if underrunEvery > 0 && call % underrunEvery == 0 {
+      inDevice.store(0, ordering: .relaxed)
+      recoveries.add(1, ordering: .releasing)
+      return .recovered
+    }
+    let before = written.load(ordering: .relaxed)
+    let room = unplugAfter == .max ? Int.max : unplugAfter - before
+    if room <= 0 {
+      discarded.add(delayFrames(), ordering: .relaxed)
+      inDevice.store(0, ordering: .relaxed)
+      gone.store(true, ordering: .releasing)
+      return .deviceGone(code: -ENODEV)
+    }
+    let frames = min(source.count / channels, room)
+    record(UnsafeBufferPointer(rebasing: source[0..<(frames * channels)]))
+    inDevice.add(frames, ordering: .relaxed)
+    written.store(before + frames, ordering: .releasing)
+    pace(frames)
+    return .written(frames)
+  }
+
+  /// The frames written since the last flush, up to `latencyFrames`.
+  public func delayFrames() -> Int {
+    min(options.latencyFrames, inDevice.load(ordering: .relaxed))
+  }
+
+  /// Throws away the frames not yet heard.
+  public func discard() {
+    let dropped = delayFrames()
+    discarded.add(dropped, ordering: .relaxed)
+    inDevice.store(0, ordering: .relaxed)
+    due = 0
+    log(.discard(atFrame: written.load(ordering: .relaxed), dropped: dropped))
+  }
+
+  /// Ready again; pacing starts afresh.
+  public func prepare() {
+    due = 0
+    log(.prepare(atFrame: written.load(ordering: .relaxed)))
+  }
+
+  /// Plays out what it holds (sleeping that long when paced).
+  public func drain() {
+    if nanosecondsPerFrame > 0 { sleep(nanoseconds: Double(delayFrames()) * nanosecondsPerFrame) }
+    inDevice.store(0, ordering: .relaxed)
+    due = 0
+    log(.drain(atFrame: written.load(ordering: .relaxed)))
+  }
+
+  // MARK: Observations (any thread)
+
+  /// Frames the device took.
+  public var framesWritten: Int { written.load(ordering: .acquiring) }
+  /// Frames thrown away before they were heard (by `discard()`, or lost when unplugged).
+  public var framesDiscarded: Int { discarded.load(ordering: .acquiring) }
+  /// Frames heard: written, not thrown away, no longer in the device.
+  public var heardFrames: Int { framesWritten - framesDiscarded - delayFrames() }
+  /// Calls to `write`, whatever they returned.
+  public var writeCount: Int { writes.load(ordering: .acquiring) }
+  /// Writes that returned `.recovered`.
+  public var recoveredCount: Int { recoveries.load(ordering: .acquiring) }
+  /// Whether it has been unplugged.
+  public var isGone: Bool { gone.load(ordering: .acquiring) }
+  /// Samples taken but not recorded for want of room.
+  public var overflowSamples: Int { overflow.load(ordering: .acquiring) }
+
+  /// Every call other than `write`, in order.
+  public var calls: [Call] {
+    let n = min(callCount.load(ordering: .acquiring), callLog.count)
+    return Array(callLog[0..<n])
+  }
+
+  /// How many times `discard()` was called.
+  public var discardCount: Int {
+    calls.count { if case .discard = $0 { true } else { false } }
+  }
+
+  /// How many times `prepare()` was called.
+  public var prepareCount: Int {
+    calls.count { if case .prepare = $0 { true } else { false } }
+  }
+
+  /// How many times `drain()` was called.
+  public var drainCount: Int {
+    calls.count { if case .drain = $0 { true } else { false } }
+  }
+
+  /// The samples written so far, interleaved, from frame `frame` on.
+  public func recordedSamples(fromFrame frame: Int = 0) -> [Float] {
+    let n = recorded.load(ordering: .acquiring)
+    let start = min(frame * format.channels, n)
+    return Array(samples[start..<n])
+  }
+
+  // MARK: Render thread helpers
+
+  private func record(_ source: UnsafeBufferPointer<Float>) {
+    let n = recorded.load(ordering: .relaxed)
+    let fits = min(source.count, samples.count - n)
+    if fits > 0, let src = source.baseAddress, let dst = samples.baseAddress {
+      (dst + n).update(from: src, count: fits)
+      recorded.store(n + fits, ordering: .releasing)
+    }
+    if fits < source.count { overflow.add(source.count - fits, ordering: .releasing) }
+  }
+
+  private func log(_ call: Call) {
+    let n = callCount.load(ordering: .relaxed)
+    guard n < callLog.count else { return }
+    callLog[n] = call
+    callCount.store(n + 1, ordering: .releasing)
+  }
+
+  /// Blocks as long as `frames` frames take to play, from when the previous ones are done.
+  private func pace(_ frames: Int) {
+    guard nanosecondsPerFrame > 0 else { return }
+    let now = monotonicNanoseconds()
+    // A device that ran dry starts again from now rather than rushing to catch up.
+    if due < now { due = now }
+    due += Int64(Double(frames) * nanosecondsPerFrame)
+    sleep(until: due)
+  }
+}
+
+private func monotonicNanoseconds() -> Int64 {
+  var ts = timespec()
+  clock_gettime(CLOCK_MONOTONIC, &ts)
+  return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+}
+
+private func sleep(until nanoseconds: Int64) {
+  var ts = timespec(
+    tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
+  while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
+}
+
+private func sleep(nanoseconds: Double) {
+  guard nanoseconds > 0 else { return }
+  sleep(until: monotonicNanoseconds() + Int64(nanoseconds))
+}

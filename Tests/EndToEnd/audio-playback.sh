@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Issue 3 through real ALSA → PulseAudio null sink, recorded with parec on its monitor:
+# pause goes silent at once and resume continues from the frame last heard; bad files are
+# skipped with a reason; format changes play; a navigation prompt ducks hark by ≥ 12 dB.
+source "$(dirname "$0")/lib.sh"
+start_pulse
+media="$E2E_DIR/media"
+mkdir -p "$media"
+# A linear sweep from 100 Hz rising 200 Hz a second: the frequency heard tells the position.
+sox -n -r 44100 -c 2 "$media/sweep.wav" synth 20 sine 100:4100 vol 0.5
+
+# --- Pause is instant, resume continues from the last frame heard.
+start player hark play --no-ui --device pulse "$media/sweep.wav"
+expect_log player "playing 'sweep' (1/1)"
+wait_for 10 "two seconds played" position_at_least 2
+# The position hark reports is what has been heard (from the device's delay), not what was
+# decoded: compare it with the sweep's frequency in the last 100 ms of the recording.
+t=$(now)
+reported=$(playback position)
+f=$(probe freq "$(python3 -c "print($t - 0.1)")" "$t")
+heard=$(python3 -c "print(round(($f - 100) / 200 + 0.05, 3))")
+check "abs($reported - $heard) <= 0.15" || fail "reported position $reported s, but $heard s was heard"
+pass "the reported position ($reported s) is what was heard ($heard s)"
+t_pause=$(now)
+hark ctl pause
+sleep 1
+heard_after=$(probe last-sound "$t_pause" "$(check 1 && python3 -c "print($t_pause + 1.0)")")
+[ "$heard_after" != none ] || fail "no sound recorded before the pause at all"
+check "$heard_after <= 0.3" || fail "sound went on ${heard_after}s after the pause (limit 0.3 s)"
+[ "$(playback pausedBy)" = user ] || fail "pausedBy is $(playback pausedBy), expected user"
+f_before=$(probe freq "$(python3 -c "print($t_pause + $heard_after - 0.12)")" "$(python3 -c "print($t_pause + $heard_after - 0.02)")")
+pass "pause: silent ${heard_after}s after 'hark ctl pause' (limit 0.3 s); last heard ${f_before} Hz"
+
+t_play=$(now)
+hark ctl play
+sleep 1
+first=$(probe first-sound "$t_play" "$(python3 -c "print($t_play + 1.0)")")
+[ "$first" != none ] || fail "no sound after 'hark ctl play'"
+f_after=$(probe freq "$(python3 -c "print($t_play + $first + 0.01)")" "$(python3 -c "print($t_play + $first + 0.11)")")
+# 200 Hz per second: the two windows' centres differ by 0.1 s of sweep when resume is exact.
+gap=$(python3 -c "print(round(abs(($f_after - $f_before) / 200.0 - 0.10), 3))")
+check "$gap <= 0.1" || fail "resume is ${gap}s away from where it paused (${f_before} Hz -> ${f_after} Hz)"
+pass "resume: first sound ${first}s after 'hark ctl play', ${gap}s from the frame last heard (limit 0.1 s)"
+kill -TERM "$PID_player"; wait "$PID_player" || true
+
+# --- Bad files are skipped with a reason; the good file after them plays.
+head -c 20000 "$media/sweep.wav" >"$media/truncated.wav"
+head -c 3000 /dev/urandom >"$media/corrupt.flac"
+: >"$media/empty.ogg"
+printf 'not audio at all\n' >"$media/notes.mp3"
+sox -n -r 44100 -c 2 "$media/good.wav" synth 1.5 sine 440 vol 0.5
+start bad hark play --no-ui --device pulse "$media/truncated.wav" "$media/corrupt.flac" \
+  "$media/empty.ogg" "$media/notes.mp3" "$media/good.wav"
+wait "$PID_bad" || fail "the player failed although good.wav played (exit $?)"
+expect_log bad "cannot play '$media/corrupt.flac': "
+expect_log bad "cannot play '$media/empty.ogg': the file is empty"
+expect_log bad "cannot play '$media/notes.mp3': "
+expect_log bad "playing 'good' (5/5)"
+pass "a corrupt, an empty and a non-audio file were skipped with a reason; the good file played"
+set +e
+"$HARK_BIN" play --no-ui --device pulse "$media/empty.ogg" "$media/notes.mp3" >"$E2E_DIR/none.log" 2>&1
+rc=$?
+set -e
+[ $rc -eq 1 ] || fail "a queue with nothing playable exited $rc, expected 1"
+pass "a queue with nothing playable exits 1"
+
+# --- A format change between tracks plays both: 44.1 kHz stereo 440 Hz, then 48 kHz mono 660 Hz.
+sox -n -r 48000 -c 1 "$media/mono48k.flac" synth 1.5 sine 660 vol 0.5
+t_start=$(now)
+"$HARK_BIN" play --no-ui --device pulse "$media/good.wav" "$media/mono48k.flac" >"$E2E_DIR/formats.log" 2>&1 \
+  || fail "format change: exit $?: $(cat "$E2E_DIR/formats.log")"
+t_end=$(now)
+first=$(probe first-sound "$t_start" "$t_end")
+[ "$first" != none ] || fail "format change: nothing was heard"
+f1=$(probe freq "$(python3 -c "print($t_start + $first + 0.3)")" "$(python3 -c "print($t_start + $first + 0.8)")")
+f2=$(probe freq "$(python3 -c "print($t_start + $first + 2.0)")" "$(python3 -c "print($t_start + $first + 2.5)")")
+check "abs($f1 - 440) < 15 and abs($f2 - 660) < 15" || fail "format change: heard $f1 Hz then $f2 Hz"
+pass "format change 44.1 kHz stereo -> 48 kHz mono: heard $f1 Hz then $f2 Hz"
+
+# --- G9: while a navigation prompt speaks, hark is at least 12 dB quieter, then back.
+sox -n -r 44100 -c 2 "$media/steady.wav" synth 30 sine 440 vol 0.5
+start steady hark play --no-ui --device pulse "$media/steady.wav"
+wait_for 10 "steady playing" position_at_least 1.5
+t0=$(now)
+before=$(probe level "$(python3 -c "print($t0 - 0.8)")" "$(python3 -c "print($t0 - 0.1)")")
+start nav env PULSE_SINK=other "$HARK_BIN" simulate nav "Turn left" --seconds 2
+expect_log nav "speaking"
+sleep 1.2
+during=$(probe level "$(python3 -c "print($t0 + 0.6)")" "$(python3 -c "print($t0 + 1.1)")")
+expect_log nav "done" 5
+t_done=$(now)
+sleep 1
+after=$(probe level "$(python3 -c "print($t_done + 0.5)")" "$(python3 -c "print($t_done + 0.9)")")
+check "$during <= $before - 12" || fail "ducking: ${before} dBFS before, ${during} during the prompt"
+check "$after >= $before - 1" || fail "ducking: ${before} dBFS before, ${after} 0.5 s after the prompt"
+pass "G9: ${before} dBFS, ${during} under the prompt, ${after} 0.5 s after it"

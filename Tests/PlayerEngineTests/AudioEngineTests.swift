@@ -1,0 +1,540 @@
+import AudioCore
+import AudioTestSupport
+import Glibc
+import Testing
+
+@testable import PlayerEngine
+
+/// The engine against `FakeOutput` and `ToneDecoder`: every frame is a counter, so each test can
+/// say exactly which frames reached the device, in what order, and which were heard.
+@Suite struct AudioEngineTests {
+  /// 30 s at 44.1 kHz: paced tests play in real time, so a test held up for seconds on a busy
+  /// machine still acts long before the track could end.
+  let long = 1_323_000
+
+  // MARK: Playing through
+
+  @Test func playsATrackToItsEndThenSaysEndOfQueue() async throws {
+    let rig = EngineRig(queue: ["a.wav"], tracks: ["a.wav": .counter(100_003)])
+    defer { rig.shutdown() }
+    rig.engine.load(rig.track("a.wav"), playing: true)
+    try #require(await rig.endOfQueue(), "\(rig.state)")
+
+    let output = try #require(rig.output())
+    #expect(rig.devices.opened.count == 1)
+    #expect(output.format == cd)
+    #expect(difference(counterFrames(output), Array(0..<100_003)) == nil)
+    #expect(output.calls == [.drain(atFrame: 100_003)])
+    #expect(output.overflowSamples == 0)
+    #expect(rig.events == [.endOfQueue])
+    let snapshot = rig.engine.snapshot()
+    #expect(snapshot.state == .stopped)
+    #expect(snapshot.track == rig.track("a.wav"))
+    #expect(snapshot.position == cd.seconds(100_003))
+  }
+
+  @Test func gaplessTracksFollowEachOtherInOneOutputWithoutADrainBetween() async throws {
+    let rig = EngineRig(
+      queue: ["a.wav", "b.wav"],
+      tracks: [
+        "a.wav": .counter(30_001, maxFramesPerRead: 1_000),
+        "b.wav": .counter(20_000, first: 1_000_000),
+      ])
+    defer { rig.shutdown() }
+    rig.start("a.wav")
+    try #require(await rig.endOfQueue(), "\(rig.state)")
+
+    #expect(rig.devices.opened.count == 1)
+    let expected = Array(0..<30_001) + Array(1_000_000..<1_020_000)
+    #expect(difference(counterFrames(rig.output()), expected) == nil)
+    // The only drain is at the end of the queue; none between the tracks.
+    #expect(rig.output()?.calls == [.drain(atFrame: 50_001)])
+    #expect(rig.engine.snapshot().track == rig.track("b.wav"))
+    #expect(rig.engine.snapshot().position == cd.seconds(20_000))
+    #expect(rig.events == [.endOfQueue])
+  }
+
+  /// `load(_:playing: true)` plays what it loaded. The decode thread goes on as soon as the
+  /// track is open: with a track shorter than the ring (1.5 s) it may already have begun the
+  /// next one when `load` checks what it loaded, and that must not count as a failure that
+  /// leaves the engine stopped with nothing said.
+  @Test func loadPlaysAShortTrackEvenWhenTheDecoderHasAlreadyMovedOn() {
+    var attempts: [EngineState] = []
+    for _ in 0..<10 {
+      let rig = EngineRig(
+        queue: ["short.wav", "b.wav"],
+        tracks: ["short.wav": .counter(100), "b.wav": .counter(44_100, first: 1_000_000)],
+        output: FakeOutput.Options(pacing: .realTime(speed: 1)))
+      rig.engine.load(rig.track("short.wav"), playing: true)
+      attempts.append(rig.engine.snapshot().state)
+      rig.shutdown()
+    }
+    #expect(attempts.allSatisfy { $0 == .playing }, "states right after load: \(attempts)")
+  }
+
+  @Test func aFormatChangeDrainsTheOldOutputAndOpensOneAtTheNewFormat() async throws {
+    let mono48 = PCMFormat(sampleRate: 48_000, channels: 1)
+    let rig = EngineRig(
+      queue: ["a.wav", "b.flac"],
+      tracks: [
+        "a.wav": .counter(20_000),
+        "b.flac": .counter(15_000, first: 1_000_000, format: mono48),
+      ])
+    defer { rig.shutdown() }
+    rig.start("a.wav")
+    try #require(await rig.endOfQueue(), "\(rig.state)")
+
+    #expect(rig.devices.opened.map(\.format) == [cd, mono48])
+    let first = try #require(rig.output(0))
+    let second = try #require(rig.output(1))
+    #expect(difference(counterFrames(first), Array(0..<20_000)) == nil)
+    #expect(first.calls == [.drain(atFrame: 20_000)])
+    #expect(difference(counterFrames(second), Array(1_000_000..<1_015_000)) == nil)
+    #expect(second.drainCount == 1)
+    #expect(rig.engine.snapshot().format == mono48)
+    #expect(rig.engine.snapshot().track == rig.track("b.flac"))
+    #expect(rig.events == [.endOfQueue])
+  }
+
+  @Test func anUnderrunLosesNoFrames() async throws {
+    let rig = EngineRig(
+      queue: ["a.wav"], tracks: ["a.wav": .counter(50_000)],
+      output: FakeOutput.Options(faults: [.underrun(every: 3)]))
+    defer { rig.shutdown() }
+    rig.engine.load(rig.track("a.wav"), playing: true)
+    try #require(await rig.endOfQueue(), "\(rig.state)")
+    let output = try #require(rig.output())
+    #expect(output.recoveredCount > 10)
+    #expect(difference(counterFrames(output), Array(0..<50_000)) == nil)
+    #expect(rig.events == [.endOfQueue])
+  }
+
+  @Test func playFadesInInsteadOfStartingWithAClick() async throws {
+    let rig = EngineRig(queue: ["a.wav"], tracks: ["a.wav": .counter(20_000, first: 1_000)]) {
+      $0.fadeIn = .milliseconds(5)
+    }
+    defer { rig.shutdown() }
+    rig.engine.load(rig.track("a.wav"), playing: true)
+    try #require(await rig.endOfQueue(), "\(rig.state)")
+    let samples = try #require(rig.output()).recordedSamples()
+    try #require(samples.count == 40_000)
+    let fadeFrames = cd.frames(in: 0.005)
+    let gains = (0..<fadeFrames).map { f in
+      samples[2 * f] / ToneDecoder.counterValue(frame: 1_000 + f, channel: 0)
+    }
+    #expect(gains[0] < 0.01)
+    #expect(zip(gains, gains.dropFirst()).allSatisfy { $0 <= $1 })
+    // Both channels of a frame get the same gain.
+    for f in 0..<fadeFrames {
+      let right = samples[2 * f + 1] / ToneDecoder.counterValue(frame: 1_000 + f, channel: 1)
+      #expect(abs(right - gains[f]) < 1e-6, "frame \(f)")
+    }
+    // Past the fade, every frame is untouched.
+    let rest = ToneDecoder.counterFrames(in: Array(samples[(2 * fadeFrames)...]), channels: 2)
+    #expect(difference(rest, Array((1_000 + fadeFrames)..<21_000)) == nil)
+  }
+
+  // MARK: Pause, seek, position
+
+  /// "Resume from the exact frame last heard": the device holds 4096 frames not yet heard when
+  /// the pause comes; they are thrown away, and play starts with the first of them.
+  @Test func pauseDiscardsAndPlayResumesRightAfterTheLastFrameHeard() async throws {
+    let rig = EngineRig(
+      queue: ["a.wav"], tracks: ["a.wav": .counter(long)],
+      output: FakeOutput.Options(pacing: .realTime(speed: 1), latencyFrames: 4_096))
+    defer { rig.shutdown() }
+    rig.engine.load(rig.track("a.wav"), playing: true)
+    try #require(await rig.eventually { rig.framesWritten >= 8_820 })
+    rig.engine.pause()
+
+    let output = try #require(rig.output())
+    #expect(rig.engine.snapshot().state == .paused)
+    #expect(output.discardCount == 1)
+    #expect(output.prepareCount == 1)
+    let pausedAt = try #require(discardFrame(output))
+    #expect(output.calls.first == .discard(atFrame: pausedAt, dropped: 4_096))
+    let heard = output.heardFrames
+    #expect(heard == pausedAt - 4_096)
+    #expect(output.framesWritten == pausedAt)
+
+    rig.engine.play()
+    #expect(rig.engine.snapshot().state == .playing)
+    try #require(await rig.eventually { rig.framesWritten >= pausedAt + 4_410 })
+    rig.engine.pause()
+    let frames = counterFrames(output)
+    #expect(difference(Array(frames[0..<pausedAt]), Array(0..<pausedAt)) == nil)
+    #expect(frames[pausedAt] == heard)
+    #expect(
+      difference(Array(frames[pausedAt...].prefix(4_410)), Array(heard..<(heard + 4_410))) == nil)
+    #expect(rig.events.isEmpty)
+  }
+
+  @Test func positionCountsFramesHeardNotFramesDecoded() async throws {
+    let rig = EngineRig(
+      queue: ["a.wav"], tracks: ["a.wav": .counter(long)],
+      output: FakeOutput.Options(pacing: .realTime(speed: 1), latencyFrames: 4_096))
+    defer { rig.shutdown() }
+    rig.engine.load(rig.track("a.wav"), playing: false)
+    #expect(rig.engine.snapshot().position == 0)
+    rig.engine.play()
+    try #require(await rig.eventually { rig.framesWritten >= 13_230 })
+    let output = try #require(rig.output())
+    for _ in 0..<5 {
+      // Taken before the count of frames written, so it may only lag behind it.
+      let position = rig.engine.snapshot().position
+      let written = output.framesWritten
+      #expect(Int((position * 44_100).rounded()) <= written - 4_096)
+      try await Task.sleep(for: .milliseconds(3))
+    }
+    rig.engine.pause()
+    let heard = output.heardFrames
+    let snapshot = rig.engine.snapshot()
+    #expect(snapshot.position == cd.seconds(heard))
+    #expect(snapshot.duration == 30)
+    let decoder = try #require(rig.library.decoders(for: "a.wav").first)
+    #expect(decoder.framesDelivered > heard + 4_096)
+  }
+
+  @Test func seekWhilePausedMovesThePlayheadThere() async throws {
+    let rig = EngineRig(queue: ["a.wav"], tracks: ["a.wav": .counter(176_400)])
+    defer { rig.shutdown() }
+    rig.engine.load(rig.track("a.wav"), playing: false)
+    rig.engine.seek(to: 2.5)
+    #expect(rig.engine.snapshot().position == 2.5)
+    #expect(rig.engine.snapshot().state == .paused)
+    #expect(rig.framesWritten == 0)
+    rig.engine.play()
+    try #require(await rig.endOfQueue(), "\(rig.state)")
+    #expect(difference(counterFrames(rig.output()), Array(110_250..<176_400)) == nil)
+  }
+
+  @Test func seekWhilePlayingGoesOnFromTheRequestedFrame() async throws {
+    let rig = EngineRig(
+      queue: ["a.wav"], tracks: ["a.wav": .counter(long)],
+      output: FakeOutput.Options(pacing: .realTime(speed: 1)))
+    defer { rig.shutdown() }
+    rig.engine.load(rig.track("a.wav"), playing: true)
+    try #require(await rig.eventually { rig.framesWritten >= 8_820 })
+    rig.engine.seek(to: 20)
+    #expect(rig.engine.snapshot().state == .playing)
+    let output = try #require(rig.output())
+    let seekedAt = try #require(discardFrame(output, first: true))
+    try #require(await rig.eventually { rig.framesWritten >= seekedAt + 4_410 })
+    rig.engine.pause()
+    let frames = counterFrames(output)
+    #expect(difference(Array(frames[0..<seekedAt]), Array(0..<seekedAt)) == nil)
+    #expect(
+      difference(Array(frames[seekedAt...].prefix(4_410)), Array(882_000..<886_410)) == nil)
+    #expect(rig.engine.snapshot().position >= 20)
+  }
+
+  /// A rig whose ring holds 11.9 s, so that the decode thread runs that far ahead of what is
+  /// heard (with the default 1.5 s the same happens in a track's last 1.5 s, too short a window
+  /// for a test on a busy machine).
+  private func farAheadRig(_ queue: [String], _ tracks: [String: ToneDecoder.Configuration])
+    -> EngineRig
+  {
+    EngineRig(
+      queue: queue, tracks: tracks, output: FakeOutput.Options(pacing: .realTime(speed: 1)),
+      configure: { $0.ringSamples = 1 << 20 })
+  }
+
+  /// Plays `a.wav` (30 s), jumps to 20 s so that the decode thread reaches its end while the
+  /// last 10 s are still to be heard, then seeks to 2 s. Returns the frames the output took
+  /// after that seek.
+  private func seekBackAfterDecodingReachedTheEnd(of rig: EngineRig) async throws -> [Int?] {
+    rig.engine.load(rig.track("a.wav"), playing: true)
+    rig.engine.seek(to: 20)
+    let output = try #require(rig.output())
+    try #require(
+      await rig.eventually {
+        rig.library.decoders(for: "a.wav").first?.position == long
+          && rig.framesWritten >= 2_205
+      })
+    try #require(rig.engine.snapshot().track == rig.track("a.wav"))
+    rig.engine.seek(to: 2)
+    let seekedAt = try #require(discardFrame(output))
+    try #require(await rig.eventually { rig.framesWritten >= seekedAt + 2_205 })
+    rig.engine.pause()
+    return Array(counterFrames(output)[seekedAt...].prefix(2_205))
+  }
+
+  /// The decode thread runs ahead: near the end of A it is already decoding B. A seek is within
+  /// the track the user hears (what `snapshot().track` shows), not within B.
+  @Test func seekMovesWithinTheTrackBeingHeardWhileTheNextIsBeingDecoded() async throws {
+    let rig = farAheadRig(
+      ["a.wav", "b.wav"],
+      ["a.wav": .counter(long), "b.wav": .counter(441_000, first: 1_000_000)])
+    defer { rig.shutdown() }
+    let after = try await seekBackAfterDecodingReachedTheEnd(of: rig)
+    #expect(rig.library.decoders(for: "b.wav").count >= 1)
+    #expect(difference(after, Array(88_200..<90_405)) == nil)
+    #expect(rig.engine.snapshot().track == rig.track("a.wav"))
+  }
+
+  /// The same in the last track: the decoder has nothing left to read, and the seek must still
+  /// move within the track being heard.
+  @Test func seekWorksInTheLastSecondsOfTheLastTrack() async throws {
+    let rig = farAheadRig(["a.wav"], ["a.wav": .counter(long)])
+    defer { rig.shutdown() }
+    let after = try await seekBackAfterDecodingReachedTheEnd(of: rig)
+    #expect(difference(after, Array(88_200..<90_405)) == nil)
+    #expect(rig.engine.snapshot().position < 3)
+  }
+
+  @Test func loadingAnotherTrackWhilePlayingCutsOverAtOnce() async throws {
+    let rig = EngineRig(
+      queue: ["a.wav", "b.wav"],
+      tracks: ["a.wav": .counter(long), "b.wav": .counter(441_000, first: 1_000_000)],
+      output: FakeOutput.Options(pacing: .realTime(speed: 1)))
+    defer { rig.shutdown() }
+    rig.engine.load(rig.track("a.wav"), playing: true)
+    try #require(await rig.eventually { rig.framesWritten >= 4_410 })
+    rig.engine.load(rig.track("b.wav"), playing: true)
+    #expect(rig.engine.snapshot().track == rig.track("b.wav"))
+    #expect(rig.engine.snapshot().state == .playing)
+    let output = try #require(rig.output())
+    let cutAt = try #require(discardFrame(output, first: true))
+    try #require(await rig.eventually { rig.framesWritten >= cutAt + 4_410 })
+    rig.engine.pause()
+    let after = Array(counterFrames(output)[cutAt...].prefix(4_410))
+    #expect(difference(after, Array(1_000_000..<1_004_410)) == nil)
+    #expect(rig.devices.opened.count == 1)
+  }
+
+  @Test func stopForgetsTheTrackAndSilencesTheOutput() async throws {
+    let rig = EngineRig(
+      queue: ["a.wav"], tracks: ["a.wav": .counter(long)],
+      output: FakeOutput.Options(pacing: .realTime(speed: 1)))
+    defer { rig.shutdown() }
+    rig.engine.load(rig.track("a.wav"), playing: true)
+    try #require(await rig.eventually { rig.framesWritten >= 4_410 })
+    rig.engine.stop()
+    let snapshot = rig.engine.snapshot()
+    #expect(snapshot.state == .stopped)
+    #expect(snapshot.track == nil)
+    #expect(snapshot.position == 0)
+    #expect(rig.output()?.discardCount == 1)
+    let written = rig.framesWritten
+    try await Task.sleep(for: .milliseconds(30))
+    #expect(rig.framesWritten == written)
+  }
+
+  @Test func snapshotDescribesTheLoadedTrack() throws {
+    let metadata = TrackMetadata(title: "Ramp", artist: "Counter", album: "Tests", trackNumber: 3)
+    let rig = EngineRig(
+      queue: ["a.wav", "live.ogg"],
+      tracks: [
+        "a.wav": ToneDecoder.Configuration(frames: 88_200, metadata: metadata),
+        "live.ogg": ToneDecoder.Configuration(
+          frames: 88_200, isSeekable: false, reportsLength: false),
+      ])
+    defer { rig.shutdown() }
+    #expect(rig.engine.snapshot().track == nil)
+    #expect(rig.engine.snapshot().state == .stopped)
+    rig.engine.load(rig.track("a.wav"), playing: false)
+    let a = rig.engine.snapshot()
+    #expect(
+      a
+        == EngineSnapshot(
+          state: .paused, track: rig.track("a.wav"), position: 0, duration: 2, format: cd,
+          metadata: metadata, isSeekable: true, deviceName: "fake"))
+    rig.engine.load(rig.track("live.ogg"), playing: false)
+    let live = rig.engine.snapshot()
+    #expect(live.track == rig.track("live.ogg"))
+    #expect(live.duration == nil)
+    #expect(!live.isSeekable)
+  }
+
+  // MARK: Ducking
+
+  /// The duck gain (0.1) is reached by a 40 ms linear ramp and then held bit for bit; lifting
+  /// the duck ramps back to exactly 1. The ramps are found in the recording, so the test does
+  /// not depend on when the render thread noticed.
+  @Test func duckingScalesTheOutputByTheDuckGainAndUnduckingRestoresIt() async throws {
+    let rig = EngineRig(
+      queue: ["a.wav"], tracks: ["a.wav": .counter(long)],
+      output: FakeOutput.Options(pacing: .realTime(speed: 1)))
+    defer { rig.shutdown() }
+    let ramp = cd.frames(in: 0.04)
+    // After a request: at most two chunks go by at the old gain, then the ramp, then 0.1 s.
+    let enough = 2 * 256 + ramp + 4_410
+    rig.engine.load(rig.track("a.wav"), playing: true)
+    try #require(await rig.eventually { rig.framesWritten >= 8_820 })
+    let beforeDuck = rig.framesWritten
+    rig.engine.setDucked(true)
+    let duckAsked = rig.framesWritten
+    try #require(await rig.eventually { rig.framesWritten >= duckAsked + enough })
+    let beforeLift = rig.framesWritten
+    rig.engine.setDucked(false)
+    let liftAsked = rig.framesWritten
+    try #require(await rig.eventually { rig.framesWritten >= liftAsked + enough })
+    rig.engine.pause()
+
+    let samples = try #require(rig.output()).recordedSamples()
+    let frames = samples.count / 2
+    func gain(_ f: Int) -> Float {
+      samples[2 * f] / ToneDecoder.counterValue(frame: f, channel: 0)
+    }
+    func scaled(_ f: Int, by g: Float) -> Bool {
+      (0..<2).allSatisfy { c in
+        samples[2 * f + c] == ToneDecoder.counterValue(frame: f, channel: c) * g
+      }
+    }
+    // Frame 0 is silence in the counter; start at 1.
+    let duckStart = try #require((1..<frames).first { !scaled($0, by: 1) })
+    #expect(duckStart >= beforeDuck)
+    #expect(duckStart <= duckAsked + 512)
+    let downError =
+      (0..<ramp).map { k -> Float in
+        let expected: Float = 1 - 0.9 * Float(k + 1) / Float(ramp)
+        return abs(gain(duckStart + k) - expected)
+      }.max() ?? 1
+    #expect(downError < 1e-4, "the duck ramp strays from a straight line")
+    let held = duckStart + ramp - 1
+    let liftStart = try #require((held..<frames).first { !scaled($0, by: 0.1) })
+    #expect(liftStart >= beforeLift)
+    #expect(liftStart <= liftAsked + 512)
+    #expect(liftStart - held > 4_000, "held at 0.1 from frame \(held) to \(liftStart)")
+    let upError =
+      (0..<ramp).map { k -> Float in
+        let expected: Float = 0.1 + 0.9 * Float(k + 1) / Float(ramp)
+        return abs(gain(liftStart + k) - expected)
+      }.max() ?? 1
+    #expect(upError < 1e-4, "the lift ramp strays from a straight line")
+    let restored = ((liftStart + ramp - 1)..<frames).filter { !scaled($0, by: 1) }
+    #expect(restored.isEmpty, "after lifting, \(restored.count) frames were not at full level")
+    #expect(frames - (liftStart + ramp) > 4_000)
+  }
+
+  // MARK: Failures
+
+  @Test func aFileThatWillNotOpenIsReportedAndTheNextPlays() async throws {
+    let rig = EngineRig(
+      queue: ["a.wav", "broken.flac", "c.wav"],
+      tracks: ["a.wav": .counter(10_000), "c.wav": .counter(10_000, first: 1_000_000)],
+      unreadable: ["broken.flac": "not an audio file libsndfile can read"])
+    defer { rig.shutdown() }
+    rig.start("a.wav")
+    try #require(await rig.endOfQueue(), "\(rig.state)")
+    let failure = DecodeError(
+      path: "broken.flac", reason: "not an audio file libsndfile can read", detail: "ToneLibrary")
+    #expect(rig.events == [.trackFailed(rig.track("broken.flac"), failure), .endOfQueue])
+    let expected = Array(0..<10_000) + Array(1_000_000..<1_010_000)
+    #expect(difference(counterFrames(rig.output()), expected) == nil)
+    #expect(rig.devices.opened.count == 1)
+  }
+
+  /// Acceptance scenario 8 when the bad file is the one asked for (the first of the queue, or
+  /// the one "next" lands on): the next track plays.
+  @Test func aTrackAskedForThatWillNotOpenHandsOverToTheNext() async throws {
+    let rig = EngineRig(
+      queue: ["broken.flac", "b.wav"], tracks: ["b.wav": .counter(10_000, first: 1_000_000)],
+      unreadable: ["broken.flac": "not an audio file libsndfile can read"])
+    defer { rig.shutdown() }
+    rig.engine.load(rig.track("broken.flac"), playing: true)
+    #expect(await rig.endOfQueue())
+    #expect(rig.events.first.flatMap(failedPath) == "broken.flac")
+    #expect(rig.engine.snapshot().track == rig.track("b.wav"))
+    #expect(difference(counterFrames(rig.output()), Array(1_000_000..<1_010_000)) == nil)
+  }
+
+  /// The position asked for belongs to the track asked for; the one after it starts at 0.
+  @Test func aTrackThatWillNotOpenDoesNotPassItsStartPositionOn() throws {
+    let rig = EngineRig(
+      queue: ["broken.flac", "b.wav"], tracks: ["b.wav": .counter(176_400, first: 1_000_000)],
+      unreadable: ["broken.flac": "not an audio file libsndfile can read"])
+    defer { rig.shutdown() }
+    rig.engine.load(rig.track("broken.flac"), at: 2, playing: false)
+    let snapshot = rig.engine.snapshot()
+    #expect(snapshot.track == rig.track("b.wav"))
+    #expect(snapshot.position == 0)
+  }
+
+  @Test func aTrackThatFailsMidwayIsReportedAndTheNextPlays() async throws {
+    let rig = EngineRig(
+      queue: ["a.wav", "b.wav"],
+      tracks: [
+        "a.wav": .counter(20_000, failAfterFrames: 5_000),
+        "b.wav": .counter(10_000, first: 1_000_000),
+      ])
+    defer { rig.shutdown() }
+    rig.start("a.wav")
+    try #require(await rig.endOfQueue(), "\(rig.state)")
+    let events = rig.events
+    try #require(events.count == 2)
+    guard case .trackFailed(let track, let error) = events[0] else {
+      Issue.record("expected trackFailed first, got \(events)")
+      return
+    }
+    #expect(track == rig.track("a.wav"))
+    #expect(error.path == "a.wav")
+    #expect(events[1] == .endOfQueue)
+    let expected = Array(0..<5_000) + Array(1_000_000..<1_010_000)
+    #expect(difference(counterFrames(rig.output()), expected) == nil)
+  }
+
+  @Test func aDeviceThatWillNotOpenIsReported() async throws {
+    let rig = EngineRig(queue: ["a.wav"], tracks: ["a.wav": .counter(10_000)], failingOpens: [0])
+    defer { rig.shutdown() }
+    rig.engine.load(rig.track("a.wav"), playing: true)
+    try #require(await rig.eventually { !rig.events.isEmpty })
+    #expect(rig.events == [.deviceFailed("no audio device 'fake'")])
+    #expect(rig.engine.snapshot().state == .stopped)
+    #expect(rig.devices.opened.isEmpty)
+  }
+
+  /// G5 at the engine: the device vanishes after 10,000 frames (mid-chunk). The engine pauses
+  /// and says so; play reopens the device and goes on with frame 10,000, the first not heard.
+  @Test func aLostDeviceIsReportedAndPlayReopensItFromTheLastFrameHeard() async throws {
+    let rig = EngineRig(
+      queue: ["a.wav"], tracks: ["a.wav": .counter(88_200)],
+      perOpening: [0: FakeOutput.Options(faults: [.unplug(afterFrames: 10_000)])])
+    defer { rig.shutdown() }
+    rig.engine.load(rig.track("a.wav"), playing: true)
+    try #require(await rig.eventually { !rig.events.isEmpty })
+    #expect(rig.events == [.deviceLost(device: "fake", code: -ENODEV)])
+    #expect(await rig.eventually { rig.engine.snapshot().state == .paused })
+    let lost = try #require(rig.output(0))
+    #expect(lost.isGone)
+    #expect(lost.heardFrames == 10_000)
+    #expect(rig.engine.snapshot().position == cd.seconds(10_000))
+
+    rig.engine.play()
+    try #require(await rig.endOfQueue(), "\(rig.state)")
+    #expect(rig.devices.opened.count == 2)
+    let reopened = try #require(rig.output(1))
+    #expect(reopened.format == cd)
+    #expect(difference(counterFrames(reopened), Array(10_000..<88_200)) == nil)
+  }
+
+  private func failedPath(_ event: EngineEvent) -> String? {
+    if case .trackFailed(let track, _) = event { track.path } else { nil }
+  }
+
+  // MARK: Shutdown
+
+  @Test func shutdownWhilePlayingJoinsBothThreadsAndEndsTheEvents() async throws {
+    let rig = EngineRig(
+      queue: ["a.wav"], tracks: ["a.wav": .counter(441_000)],
+      output: FakeOutput.Options(pacing: .realTime(speed: 1)))
+    rig.engine.load(rig.track("a.wav"), playing: true)
+    try #require(await rig.eventually { rig.framesWritten >= 4_410 })
+    // On its own thread, so a hang fails this test instead of stalling the others.
+    let stopper = TestThread { rig.shutdown() }
+    #expect(await rig.eventually { stopper.isFinished })
+    #expect(await rig.eventually { rig.log.isFinished })
+    if stopper.isFinished { stopper.join() }
+    let written = rig.framesWritten
+    try await Task.sleep(for: .milliseconds(30))
+    #expect(rig.framesWritten == written)
+  }
+
+  @Test func shutdownOfAnIdleEngineReturns() async {
+    let rig = EngineRig(queue: ["a.wav"], tracks: ["a.wav": .counter(10)])
+    let stopper = TestThread { rig.shutdown() }
+    #expect(await rig.eventually { stopper.isFinished })
+    #expect(await rig.eventually { rig.log.isFinished })
+    if stopper.isFinished { stopper.join() }
+  }
+}

@@ -1,0 +1,165 @@
+import Foundation
+import Testing
+
+@testable import PlayerEngine
+
+/// A fresh folder for one test, removed afterwards.
+private final class Scratch {
+  let root: String
+
+  init() throws {
+    root =
+      FileManager.default.temporaryDirectory
+      .appendingPathComponent("hark-queue-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+  }
+
+  deinit { try? FileManager.default.removeItem(atPath: root) }
+
+  func path(_ relative: String) -> String { root + "/" + relative }
+
+  /// Creates the files (and their folders) under the root.
+  func touch(_ relatives: String..., contents: String = "") throws {
+    for relative in relatives {
+      let path = path(relative)
+      try FileManager.default.createDirectory(
+        atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+      try contents.write(toFile: path, atomically: false, encoding: .utf8)
+    }
+  }
+
+  func folder(_ relative: String) throws {
+    try FileManager.default.createDirectory(
+      atPath: path(relative), withIntermediateDirectories: true)
+  }
+}
+
+@Suite struct QueueLoaderTests {
+  @Test func foldersAreWalkedInNaturalNameOrder() throws {
+    let scratch = try Scratch()
+    try scratch.touch(
+      "album/10 Ten.flac", "album/2 Two.flac", "album/1 One.wav", "album/Disc 10/01.mp3",
+      "album/Disc 2/01.mp3", "album/Disc 2/02.mp3", "album/disc 1/01.ogg")
+    let (files, problems) = QueueLoader.load([scratch.path("album")])
+    #expect(problems.isEmpty)
+    #expect(
+      files
+        == [
+          "1 One.wav", "2 Two.flac", "10 Ten.flac", "disc 1/01.ogg", "Disc 2/01.mp3",
+          "Disc 2/02.mp3", "Disc 10/01.mp3",
+        ].map { scratch.path("album/" + $0) })
+  }
+
+  @Test func naturalOrderComparesNumbersByValueAndLettersWithoutCase() {
+    let names = ["track 10", "Track 2", "track 1", "track 02b", "Track 2a", "a", "B", "10", "9"]
+    #expect(
+      names.sorted { $0.localizedStandardLess($1) } == [
+        "9", "10", "a", "B", "track 1", "Track 2", "Track 2a", "track 02b", "track 10",
+      ])
+    #expect(!"x".localizedStandardLess("x"))
+    #expect("x".localizedStandardLess("x1"))
+  }
+
+  /// Names with long runs of digits (dates with times, catalogue numbers) sort without
+  /// overflowing.
+  @Test func naturalOrderSurvivesLongDigitRuns() async {
+    await #expect(processExitsWith: .success) {
+      let earlier = "recording 20240101123456789012.flac"
+      let later = "recording 20240101123456789013.flac"
+      if !earlier.localizedStandardLess(later) { exit(1) }
+    }
+  }
+
+  @Test func hiddenFilesAndOtherExtensionsAreSkipped() throws {
+    let scratch = try Scratch()
+    try scratch.touch(
+      "music/song.FLAC", "music/.hidden.flac", "music/.git/inside.flac", "music/cover.jpg",
+      "music/notes.txt", "music/list.m3u", "music/voice.Opus")
+    let (files, problems) = QueueLoader.load([scratch.path("music")])
+    #expect(problems.isEmpty)
+    #expect(files == [scratch.path("music/song.FLAC"), scratch.path("music/voice.Opus")])
+  }
+
+  /// A file with no extension is not audio, even when its whole name reads like one.
+  @Test func aFileNamedLikeAnExtensionIsNotTakenForAudio() throws {
+    let scratch = try Scratch()
+    try scratch.touch("music/flac", "music/a.flac")
+    #expect(QueueLoader.load([scratch.path("music")]).files == [scratch.path("music/a.flac")])
+  }
+
+  @Test func aFileNamedOnTheCommandLineIsTakenAsIs() throws {
+    let scratch = try Scratch()
+    try scratch.touch("odd.bin")
+    let (files, problems) = QueueLoader.load([scratch.path("odd.bin")])
+    #expect(files == [scratch.path("odd.bin")])
+    #expect(problems.isEmpty)
+  }
+
+  @Test func playlistPathsAreRelativeToThePlaylistAndCommentsAreSkipped() throws {
+    let scratch = try Scratch()
+    try scratch.touch(
+      "lists/mix.m3u8",
+      contents: "\u{FEFF}#EXTM3U\n#EXTINF:123,Artist - Title\n../music/a.flac\n\n"
+        + "b.ogg\n# a comment\n/srv/music/c.mp3\nsub/d.wav")
+    let (files, problems) = QueueLoader.load([scratch.path("lists/mix.m3u8")])
+    #expect(problems.isEmpty)
+    #expect(
+      files == [
+        scratch.path("lists/../music/a.flac"), scratch.path("lists/b.ogg"), "/srv/music/c.mp3",
+        scratch.path("lists/sub/d.wav"),
+      ])
+  }
+
+  /// Playlists written on Windows end their lines with CR LF, which Swift reads as one
+  /// `Character`.
+  @Test func playlistsWithWindowsLineEndingsAreRead() throws {
+    let scratch = try Scratch()
+    try scratch.touch(
+      "lists/mix.m3u", contents: "#EXTM3U\r\n#EXTINF:123,Artist - Title\r\na.flac\r\n\r\nb.ogg\r\n")
+    let (files, problems) = QueueLoader.load([scratch.path("lists/mix.m3u")])
+    #expect(problems.isEmpty)
+    #expect(files == [scratch.path("lists/a.flac"), scratch.path("lists/b.ogg")])
+  }
+
+  @Test func argumentsKeepTheirOrder() throws {
+    let scratch = try Scratch()
+    try scratch.touch("z.wav", "dir/b.wav", "dir/a.wav")
+    try scratch.touch("p.m3u", contents: "z.wav\n")
+    let (files, _) = QueueLoader.load([
+      scratch.path("z.wav"), scratch.path("dir"), scratch.path("p.m3u"),
+    ])
+    #expect(
+      files == [
+        scratch.path("z.wav"), scratch.path("dir/a.wav"), scratch.path("dir/b.wav"),
+        scratch.path("z.wav"),
+      ])
+  }
+
+  @Test func missingPathsAreReportedWithAReason() throws {
+    let scratch = try Scratch()
+    try scratch.touch("here.wav")
+    try scratch.folder("empty")
+    let missing = scratch.path("nowhere/gone.flac")
+    let (files, problems) = QueueLoader.load([
+      missing, scratch.path("here.wav"), scratch.path("empty"),
+    ])
+    #expect(files == [scratch.path("here.wav")])
+    #expect(
+      problems == [
+        "cannot play '\(missing)': no such file or directory",
+        "cannot play '\(scratch.path("empty"))': no audio files in it",
+      ])
+  }
+
+  @Test(arguments: [
+    ("/music/Album/01 Song.flac", "01 Song"),
+    ("song.mp3", "song"),
+    ("archive.tar.gz", "archive.tar"),
+    ("/music/no extension", "no extension"),
+    ("/music/.hidden", ".hidden"),
+    ("folder/", "folder"),
+  ])
+  func titleFromPathIsTheNameWithoutFolderOrExtension(path: String, title: String) {
+    #expect(QueueLoader.title(fromPath: path) == title)
+  }
+}
