@@ -36,12 +36,14 @@ let package = Package(
         "SessionCore", "SessionWire", "CHarkSys",
         .product(name: "Logging", package: "swift-log"),
       ]),
+    // The config file: a TOML subset, read without Foundation.
+    .target(name: "Settings"),
     // The one executable: subcommands parse arguments, wire the pieces, run.
     .executableTarget(
       name: "hark",
       dependencies: [
         "SessionCore", "SessionWire", "SessionServer", "CHarkSys", "AudioCore", "PlayerEngine",
-        "ALSAOutput", "SndFileDecoder",
+        "ALSAOutput", "SndFileDecoder", "Settings",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]),
@@ -52,6 +54,7 @@ let package = Package(
         .product(name: "PropertyBased", package: "swift-property-based"),
       ]),
     .testTarget(name: "SessionWireTests", dependencies: ["SessionWire"]),
+    .testTarget(name: "SettingsTests", dependencies: ["Settings"]),
     // Fakes shared by the engine's tests: FakeOutput, ToneDecoder, ManualClock.
     .target(name: "AudioTestSupport", dependencies: ["AudioCore"]),
     .testTarget(name: "AudioCoreTests", dependencies: ["AudioCore", "AudioTestSupport"]),

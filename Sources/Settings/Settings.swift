@@ -1,0 +1,138 @@
+import Glibc
+
+/// What the user can set in `$XDG_CONFIG_HOME/hark/config.toml` (default
+/// `~/.config/hark/config.toml`). Every setting has a default, so a missing file is fine.
+public struct Settings: Hashable, Sendable {
+  /// The ALSA device to play on ("default", "pulse", "hw:1,0"); `--device` overrides it.
+  public var device = "default"
+  /// Where the interface opens when no path is given; nil: ~/Music, else the bundled music.
+  public var musicDirectory: String?
+  /// How far other apps' prompts duck the music (G9), in dB, −60…0.
+  public var duckLevelDecibels = -20.0
+  /// G5's opt-in: resume when the output that went away comes back. Off by default.
+  public var resumeOnReconnect = false
+  /// The freedesktop sound theme for event sounds.
+  public var soundTheme = "freedesktop"
+  /// Key bindings: action name → keys, as written ("space", "n", "C-x", "left").
+  public var keys: [String: [String]] = [:]
+
+  public init() {}
+
+  /// The settings a file holds, with a problem line for each entry that could not be used
+  /// (the default stands for it).
+  public static func parse(_ text: String) -> (Settings, [ConfigProblem]) {
+    var settings = Settings()
+    let (entries, syntax) = TOMLSubset.parse(text)
+    var problems = syntax
+    for (key, value, line) in entries {
+      func problem(_ message: String) {
+        problems.append(ConfigProblem(line: line, message: message))
+      }
+      func wrongKind(_ wanted: String) {
+        problem("'\(key)' must be \(wanted), not \(value.kind) (\(value))")
+      }
+      switch key {
+      case "device":
+        guard case .string(let s) = value, !s.isEmpty else { wrongKind("a device name"); continue }
+        settings.device = s
+      case "music_dir":
+        guard case .string(let s) = value, !s.isEmpty else { wrongKind("a folder"); continue }
+        settings.musicDirectory = s
+      case "duck_level_db":
+        guard let d = value.number else { wrongKind("a number of dB"); continue }
+        guard d >= -60 && d <= 0 else {
+          problem("'duck_level_db' must be from -60 to 0, not \(value)")
+          continue
+        }
+        settings.duckLevelDecibels = d
+      case "resume_on_reconnect":
+        guard case .boolean(let b) = value else { wrongKind("true or false"); continue }
+        settings.resumeOnReconnect = b
+      case "sound_theme":
+        guard case .string(let s) = value, !s.isEmpty, !s.contains("/") else {
+          wrongKind("a theme name")
+          continue
+        }
+        settings.soundTheme = s
+      default:
+        if key.hasPrefix("keys.") {
+          let action = String(key.dropFirst(5))
+          switch value {
+          case .string(let s): settings.keys[action] = [s]
+          case .array(let items):
+            let keys = items.compactMap { if case .string(let s) = $0 { s } else { nil } }
+            guard keys.count == items.count else { wrongKind("a key or a list of keys"); continue }
+            settings.keys[action] = keys
+          default: wrongKind("a key or a list of keys")
+          }
+        } else {
+          problem("unknown setting '\(key)'")
+        }
+      }
+    }
+    return (settings, problems)
+  }
+
+  /// Where the config file is: `$XDG_CONFIG_HOME/hark/config.toml`, else under `$HOME/.config`.
+  public static func defaultPath() -> String? {
+    if let xdg = environment("XDG_CONFIG_HOME"), xdg.hasPrefix("/") {
+      return xdg + "/hark/config.toml"
+    }
+    guard let home = environment("HOME"), !home.isEmpty else { return nil }
+    return home + "/.config/hark/config.toml"
+  }
+
+  /// Loads the file at `path` (default: `defaultPath()`). A missing file gives the defaults and
+  /// no problems; an unreadable one gives the defaults and one problem.
+  public static func load(from path: String? = defaultPath()) -> (Settings, [ConfigProblem]) {
+    guard let path else { return (Settings(), []) }
+    switch readTextFile(path) {
+    case .missing: return (Settings(), [])
+    case .failed(let reason): return (Settings(), [ConfigProblem(line: 0, message: reason)])
+    case .text(let text): return parse(text)
+    }
+  }
+}
+
+extension ConfigValue {
+  fileprivate var number: Double? {
+    switch self {
+    case .integer(let i): Double(i)
+    case .float(let d): d
+    case .string, .boolean, .array: nil
+    }
+  }
+}
+
+func environment(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
+
+enum FileText {
+  case missing
+  case failed(String)
+  case text(String)
+}
+
+/// The whole of a small text file, at most 1 MiB.
+func readTextFile(_ path: String) -> FileText {
+  let fd = open(path, O_RDONLY | O_CLOEXEC)
+  if fd < 0 {
+    return errno == ENOENT ? .missing : .failed(String(cString: strerror(errno)).lowercased())
+  }
+  defer { close(fd) }
+  var bytes: [UInt8] = []
+  var chunk = [UInt8](repeating: 0, count: 16_384)
+  while true {
+    let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+    if n < 0 {
+      if errno == EINTR { continue }
+      return .failed(String(cString: strerror(errno)).lowercased())
+    }
+    if n == 0 { break }
+    bytes += chunk[0..<n]
+    if bytes.count > 1 << 20 { return .failed("it is larger than 1 MiB; is it the right file?") }
+  }
+  guard let text = String(validating: bytes, as: UTF8.self) else {
+    return .failed("it is not UTF-8 text")
+  }
+  return .text(text)
+}

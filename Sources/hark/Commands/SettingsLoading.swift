@@ -1,0 +1,12 @@
+import Settings
+
+/// The config file's settings; each problem in it is one line on stderr, and its default
+/// stands in for the bad entry.
+func loadSettings() -> Settings {
+  let path = Settings.defaultPath()
+  let (settings, problems) = Settings.load(from: path)
+  for p in problems {
+    FileHandleStderr.write("hark: config '\(path ?? "?")': \(p); using the default\n")
+  }
+  return settings
+}

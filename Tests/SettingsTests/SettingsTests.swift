@@ -1,0 +1,87 @@
+import Testing
+
+@testable import Settings
+
+@Suite struct SettingsTests {
+  @Test func anEmptyFileGivesTheDefaults() {
+    let (settings, problems) = Settings.parse("")
+    #expect(settings == Settings())
+    #expect(problems.isEmpty)
+    #expect(settings.device == "default")
+    #expect(settings.duckLevelDecibels == -20)
+    #expect(!settings.resumeOnReconnect)
+  }
+
+  @Test func everySettingIsRead() {
+    let text = """
+      # hark's settings
+      device = "pulse"   # the sound server
+      music_dir = '/srv/music'
+      duck_level_db = -12.5
+      resume_on_reconnect = true
+      sound_theme = "ocean"
+
+      [keys]
+      play_pause = ["space", "p"]
+      next = "n"
+      """
+    let (settings, problems) = Settings.parse(text)
+    #expect(problems.isEmpty)
+    #expect(settings.device == "pulse")
+    #expect(settings.musicDirectory == "/srv/music")
+    #expect(settings.duckLevelDecibels == -12.5)
+    #expect(settings.resumeOnReconnect)
+    #expect(settings.soundTheme == "ocean")
+    #expect(settings.keys == ["play_pause": ["space", "p"], "next": ["n"]])
+  }
+
+  /// Bad input: each bad line is named, its default stands, the good lines still count.
+  @Test func badEntriesAreNamedWithTheirLineAndTheRestCounts() {
+    let text = """
+      device = pulse
+      duck_level_db = -90
+      resume_on_reconnect = "yes"
+      volume = 50
+      [keys
+      music_dir = "/m"
+      music_dir = "/n"
+      sound_theme = "a/b"
+      device2 = "x" extra
+      title = "unclosed
+      """
+    let (settings, problems) = Settings.parse(text)
+    #expect(settings.musicDirectory == "/m")
+    #expect(settings.device == "default")
+    #expect(settings.duckLevelDecibels == -20)
+    #expect(problems.map(\.line) == [1, 5, 7, 9, 10, 2, 3, 4, 8])
+    #expect(problems[0].description == "line 1: 'pulse' is not a value; strings need quotes")
+    #expect(problems[5].description == "line 2: 'duck_level_db' must be from -60 to 0, not -90")
+    #expect(
+      problems[6].description
+        == "line 3: 'resume_on_reconnect' must be true or false, not a string (\"yes\")")
+    #expect(problems[7].description == "line 4: unknown setting 'volume'")
+    #expect(problems[2].message == "'music_dir' is set twice; the first one counts")
+  }
+
+  @Test func stringsKeepTheirEscapes() {
+    let (settings, problems) = Settings.parse(#"music_dir = "/m/\"x\"\t\u00e9\\""#)
+    #expect(problems.isEmpty)
+    #expect(settings.musicDirectory == "/m/\"x\"\té\\")
+  }
+
+  @Test func windowsLineEndingsAndIntegersWork() {
+    let (settings, problems) = Settings.parse("duck_level_db = -6\r\ndevice = \"hw:1,0\"\r\n")
+    #expect(problems.isEmpty)
+    #expect(settings.duckLevelDecibels == -6)
+    #expect(settings.device == "hw:1,0")
+  }
+
+  @Test func aMissingFileIsNoProblemAndAnUnreadableOneIsOne() throws {
+    let (missing, none) = Settings.load(from: "/nonexistent/hark/config.toml")
+    #expect(missing == Settings())
+    #expect(none.isEmpty)
+    let (folder, problems) = Settings.load(from: "/")
+    #expect(folder == Settings())
+    #expect(problems.count == 1)
+  }
+}
