@@ -1,9 +1,10 @@
+import AudioCore
 import CALSA
 import Glibc
 
 /// The system volume of an output (G3): the ALSA simple-mixer element of its card — Master,
 /// else PCM, else the first element with a playback volume. Owns its snd_mixer_t.
-public final class Mixer {
+public final class Mixer: SystemVolume {
   private let handle: OpaquePointer
   private let element: OpaquePointer
   /// The control device opened: "default", "pulse", "hw:1".
@@ -13,6 +14,7 @@ public final class Mixer {
   private let minimum: Int
   private let maximum: Int
   public let hasSwitch: Bool
+  public var canMute: Bool { hasSwitch }
 
   /// The mixer for the PCM device `device`, or nil when it has none (null, file and network
   /// devices): the UI then shows the device's name where a volume would be.
@@ -106,7 +108,7 @@ public final class Mixer {
   }
 
   /// Sets every channel to `percent` (clamped to 0…100).
-  public func setVolume(percent: Double) throws(ALSAError) {
+  public func setVolume(percent: Double) throws {
     let p = min(100, max(0, percent))
     let raw = minimum + Int((p / 100 * Double(maximum - minimum)).rounded())
     try ALSAError.check(
@@ -124,7 +126,7 @@ public final class Mixer {
   }
 
   /// Mutes or unmutes (the playback switch); without a switch, fails.
-  public func setMuted(_ muted: Bool) throws(ALSAError) {
+  public func setMuted(_ muted: Bool) throws {
     guard hasSwitch else { throw ALSAError(code: -ENOTSUP, operation: "muting '\(controlName)'") }
     try ALSAError.check(
       snd_mixer_selem_set_playback_switch_all(element, muted ? 0 : 1), "muting '\(controlName)'")

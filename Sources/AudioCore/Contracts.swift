@@ -74,3 +74,20 @@ public protocol AudioOutput: AnyObject {
   /// Waits until everything written has been heard (at the end of the queue).
   func drain()
 }
+
+/*
+ SystemVolume — the volume of the output the player plays on (G3): the system's control, which
+ every sound on that output goes through, never a private gain. Used from the player's own
+ context only; calls may touch the device (ALSA's mixer), so not from the render thread.
+*/
+/// The system volume of one output.
+public protocol SystemVolume: AnyObject {
+  /// 0…100, the mean of the channels.
+  var volumePercent: Double { get }
+  var isMuted: Bool { get }
+  /// Whether the output has a mute switch.
+  var canMute: Bool { get }
+  /// Sets every channel (clamped to 0…100).
+  func setVolume(percent: Double) throws
+  func setMuted(_ muted: Bool) throws
+}

@@ -22,6 +22,19 @@ public enum EngineEvent: Sendable, Equatable {
   case deviceFailed(String)
   /// Everything queued has been heard.
   case endOfQueue
+  /// The track being heard is now this one (the previous one ended, gaplessly or not).
+  case nowHearing(QueuedTrack)
+}
+
+/// An output that would not open.
+public struct OutputOpenError: Error, Hashable, Sendable, CustomStringConvertible {
+  public var device: String
+  public var message: String
+  public init(device: String, message: String) {
+    self.device = device
+    self.message = message
+  }
+  public var description: String { message }
 }
 
 /// The transport's state, as the owner sees it.
@@ -40,6 +53,19 @@ public struct EngineSnapshot: Sendable, Equatable {
   public var metadata: TrackMetadata?
   public var isSeekable: Bool
   public var deviceName: String
+  /// What the engine has already lined up after the track being heard.
+  public var lookahead: Lookahead
+}
+
+/// What an engine has lined up after the track being heard: the decoder runs up to a ring's
+/// length (about 1.5 s) ahead, so near the end of a track it has already asked what comes next.
+public enum Lookahead: Sendable, Equatable {
+  /// The decoder is still in the track being heard: it will ask what follows when it gets there.
+  case undecided
+  /// The decoder has moved on to this track.
+  case next(QueuedTrack)
+  /// The decoder found nothing after the track being heard: playback ends with it.
+  case end
 }
 
 /// Plays files through an output: a decode thread fills a `SampleRing`, a render thread drains
@@ -88,13 +114,17 @@ public final class AudioEngine: @unchecked Sendable {
     var duration: Double?
     var metadata: TrackMetadata
     var isSeekable: Bool
+    /// A seek within the track heard before: not a new track.
+    var isSeekWithin = false
   }
 
   private enum Command {
-    case load(QueuedTrack, seconds: Double)
+    case load(QueuedTrack, seconds: Double, continuing: Bool)
     /// Within `track`, the one being heard (the decoder may be ahead, in the next one).
     case seek(QueuedTrack, seconds: Double)
     case reopenDevice
+    /// Closes the output and opens `name` at the same format (the user picked another output).
+    case switchDevice(String)
     case unload
     case quit
   }
@@ -106,6 +136,9 @@ public final class AudioEngine: @unchecked Sendable {
     var segments: [Segment] = []
     var state: EngineState = .stopped
     var deviceName: String
+    var decoding: QueuedTrack?  // the decode thread's current track
+    var switchFailure: OutputOpenError?
+    var announced: Int?  // ringStart of the last segment said to be heard
   }
 
   // Render ↔ decode/control, lock-free.
@@ -159,9 +192,13 @@ public final class AudioEngine: @unchecked Sendable {
 
   /// Loads `track` at `seconds` and plays it (or leaves it paused there). When it will not
   /// open, says why (`trackFailed`) and loads the next one that does, from its start.
-  public func load(_ track: QueuedTrack, at seconds: Double = 0, playing: Bool) {
+  /// `continuing`: the track heard goes on from there (the owner lines up another next track);
+  /// it is not announced as starting.
+  public func load(
+    _ track: QueuedTrack, at seconds: Double = 0, playing: Bool, continuing: Bool = false
+  ) {
     parkRender()
-    let ok = perform(.load(track, seconds: seconds))
+    let ok = perform(.load(track, seconds: seconds, continuing: continuing))
     if ok {
       setState(playing ? .playing : .paused)
       if playing { startRender() }
@@ -192,6 +229,22 @@ public final class AudioEngine: @unchecked Sendable {
     if now.state == .playing { startRender() }
   }
 
+  /// Moves playback to another device without a pause to speak of (G6): what the old one held
+  /// is dropped and the new one goes on from the last frame heard. On failure the old device
+  /// stays and the error is returned.
+  public func setDevice(_ name: String) -> Result<Void, OutputOpenError> {
+    let wasPlaying = snapshot().state == .playing
+    parkRender()
+    let ok = perform(.switchDevice(name))
+    let failure = shared.withLock { s -> OutputOpenError? in
+      defer { s.switchFailure = nil }
+      return s.switchFailure
+    }
+    if wasPlaying && output != nil { startRender() }
+    if ok { return .success(()) }
+    return .failure(failure ?? OutputOpenError(device: name, message: "cannot open it"))
+  }
+
   /// Stops and forgets the track.
   public func stop() {
     parkRender()
@@ -219,7 +272,9 @@ public final class AudioEngine: @unchecked Sendable {
         state: s.state, track: segment?.track, position: position, duration: segment?.duration,
         format: segment?.format, metadata: segment?.metadata,
         isSeekable: segment?.isSeekable ?? false,
-        deviceName: s.deviceName)
+        deviceName: s.deviceName,
+        lookahead: segment == nil || s.decoding == segment?.track
+          ? .undecided : s.decoding.map { .next($0) } ?? .end)
     }
   }
 
@@ -395,10 +450,11 @@ public final class AudioEngine: @unchecked Sendable {
         if outcome == .quit { return }
         continue
       }
+      syncTracks(d)
       let lost = deviceLost.load(ordering: .acquiring)
       if lost != 0, shared.withLock({ $0.state == .playing }) {
         setState(.paused)
-        eventContinuation.yield(.deviceLost(device: configuration.deviceName, code: lost))
+        eventContinuation.yield(.deviceLost(device: currentDeviceName, code: lost))
       }
       if reachedEnd.exchange(false, ordering: .acquiringAndReleasing) {
         setState(.stopped)
@@ -441,6 +497,21 @@ public final class AudioEngine: @unchecked Sendable {
 
   private enum Outcome { case done, failed, quit }
 
+  /// Decode thread: publishes the decoder's track, and says when the track heard changes.
+  private func syncTracks(_ d: DecodeState) {
+    let played = ring.releasedPosition
+    let heard: QueuedTrack? = shared.withLock { s in
+      if s.decoding != d.track { s.decoding = d.track }
+      // A track starting is news (repeat one plays one track again); a seek within it is not.
+      guard let h = s.segments.last(where: { $0.ringStart <= played }) ?? s.segments.first,
+        h.ringStart != s.announced, !h.isSeekWithin
+      else { return nil }
+      s.announced = h.ringStart
+      return h.track
+    }
+    if let heard { eventContinuation.yield(.nowHearing(heard)) }
+  }
+
   /// Decode thread. Carries out a command.
   private func execute(_ command: Command, _ d: inout DecodeState) -> Outcome {
     switch command {
@@ -450,7 +521,11 @@ public final class AudioEngine: @unchecked Sendable {
     case .unload:
       d = DecodeState()
       resetRing()
-      shared.withLock { $0.segments = [] }
+      shared.withLock {
+        $0.segments = []
+        $0.announced = nil
+        $0.decoding = nil
+      }
       return .done
     case .reopenDevice:
       let played = ring.releasedPosition
@@ -460,11 +535,37 @@ public final class AudioEngine: @unchecked Sendable {
       guard let format = heard ?? d.decoder?.format else { return .failed }
       output = nil
       return openOutput(format) ? .done : .failed
-    case .load(let track, let seconds):
+    case .switchDevice(let name):
+      let old = currentDeviceName
+      let played = ring.releasedPosition
+      let heard = shared.withLock { s in
+        (s.segments.last { $0.ringStart <= played } ?? s.segments.first)?.format
+      }
+      guard let format = heard ?? d.decoder?.format, output != nil else {
+        shared.withLock { $0.deviceName = name }
+        return .done
+      }
+      // Close the old device first: two opens of one card's hw device would fail.
+      output = nil
+      do {
+        output = try configuration.openOutput(name, format)
+        deviceLost.store(0, ordering: .releasing)
+        shared.withLock { $0.deviceName = name }
+        return .done
+      } catch {
+        shared.withLock { $0.switchFailure = OutputOpenError(device: name, message: "\(error)") }
+        output = try? configuration.openOutput(old, format)
+        if output == nil { setState(.paused) }
+        return .failed
+      }
+    case .load(let track, let seconds, let continuing):
       d = DecodeState()
       resetRing()
-      shared.withLock { $0.segments = [] }
-      return open(track, at: seconds, &d) ? .done : .failed
+      shared.withLock {
+        $0.segments = []
+        if !continuing { $0.announced = nil }
+      }
+      return open(track, at: seconds, &d, seeking: continuing) ? .done : .failed
     case .seek(let track, let seconds):
       d.pending = nil
       resetRing()
@@ -474,25 +575,27 @@ public final class AudioEngine: @unchecked Sendable {
           decoder.format.frames(in: seconds), max(0, (decoder.frameCount ?? .max) - 1))
         do throws(DecodeError) {
           try decoder.seek(toFrame: frame)
-          begin(track, decoder, atFrame: frame, &d)
+          begin(track, decoder, atFrame: frame, &d, seeking: true)
           return .done
         } catch {
           eventContinuation.yield(.trackFailed(track, error))
           d = DecodeState()
-          return open(track, at: seconds, &d) ? .done : .failed
+          return open(track, at: seconds, &d, seeking: true) ? .done : .failed
         }
       }
       // The decoder has moved on (to the next track, or to the end of the queue): open the
       // track being heard again.
       d = DecodeState()
-      return open(track, at: seconds, &d) ? .done : .failed
+      return open(track, at: seconds, &d, seeking: true) ? .done : .failed
     }
   }
 
   /// Decode thread, ring empty: opens `track` at `seconds`, or the first track after it that
   /// opens (from its start), and begins it. False when nothing from there on opens, or the
   /// device would not open; the owner has been told why.
-  private func open(_ track: QueuedTrack, at seconds: Double, _ d: inout DecodeState) -> Bool {
+  private func open(
+    _ track: QueuedTrack, at seconds: Double, _ d: inout DecodeState, seeking: Bool = false
+  ) -> Bool {
     var candidate: QueuedTrack? = track
     var start = seconds
     while let t = candidate {
@@ -506,7 +609,7 @@ public final class AudioEngine: @unchecked Sendable {
           output = nil
           guard openOutput(decoder.format) else { return false }
         }
-        begin(t, decoder, atFrame: frame, &d)
+        begin(t, decoder, atFrame: frame, &d, seeking: seeking && t == track)
         return true
       } catch {
         eventContinuation.yield(.trackFailed(t, error))
@@ -562,14 +665,16 @@ public final class AudioEngine: @unchecked Sendable {
   }
 
   private func begin(
-    _ track: QueuedTrack, _ decoder: any AudioDecoder, atFrame frame: Int, _ d: inout DecodeState
+    _ track: QueuedTrack, _ decoder: any AudioDecoder, atFrame frame: Int, _ d: inout DecodeState,
+    seeking: Bool = false
   ) {
     d.decoder = decoder
     d.track = track
     let duration = decoder.frameCount.map { decoder.format.seconds($0) }
     let segment = Segment(
       track: track, ringStart: ring.writePosition, trackStartFrame: frame, format: decoder.format,
-      duration: duration, metadata: decoder.metadata, isSeekable: decoder.isSeekable)
+      duration: duration, metadata: decoder.metadata, isSeekable: decoder.isSeekable,
+      isSeekWithin: seeking)
     shared.withLock { s in
       // Keep only what the render thread may still be playing, and the new one.
       let played = ring.releasedPosition
@@ -583,7 +688,7 @@ public final class AudioEngine: @unchecked Sendable {
   @discardableResult
   private func openOutput(_ format: PCMFormat) -> Bool {
     do {
-      output = try configuration.openOutput(configuration.deviceName, format)
+      output = try configuration.openOutput(currentDeviceName, format)
       deviceLost.store(0, ordering: .releasing)
       return true
     } catch {
@@ -593,6 +698,8 @@ public final class AudioEngine: @unchecked Sendable {
       return false
     }
   }
+
+  private var currentDeviceName: String { shared.withLock { $0.deviceName } }
 
   private func markEndOfInput() {
     inputEnd.store(ring.writePosition, ordering: .releasing)

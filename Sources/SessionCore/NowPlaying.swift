@@ -55,3 +55,17 @@ public struct PlaybackInfo: Sendable, Hashable, Codable {
     try c.encode(pausedBy, forKey: .pausedBy)
   }
 }
+
+extension PlaybackInfo {
+  /// Whether an app that published this is in an audio context (G18): playing, or paused with
+  /// something loaded, but not paused by an interruption that is over (another app took over
+  /// without letting it resume: that app is now the primary listening experience). While the
+  /// interruption lasts (`interrupted`), the app stays in its context: it may resume.
+  public func isInAudioContext(interrupted: Bool) -> Bool {
+    switch state {
+    case .playing: true
+    case .paused: pausedBy != .interruption || interrupted
+    case .stopped: false
+    }
+  }
+}

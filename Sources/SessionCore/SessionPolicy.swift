@@ -152,16 +152,12 @@ public struct SessionPolicy: Sendable, Hashable {
     sessions.contains { $0.key != id && $0.value.isActive && !isMuted($0.key) }
   }
 
-  /// Whether the app may be the now-playing app (G18): in an audio context (playing, or paused
-  /// with something loaded), non-mixable, with at least one enabled command.
+  /// Whether the app may be the now-playing app (G18): in an audio context (see
+  /// `PlaybackInfo.isInAudioContext`), non-mixable, with at least one enabled command.
   public func isEligibleForNowPlaying(_ id: SessionID) -> Bool {
-    guard let s = sessions[id], !s.isMixable, !s.enabledCommands.isEmpty,
-      let state = s.playback?.state
+    guard let s = sessions[id], !s.isMixable, !s.enabledCommands.isEmpty, let playback = s.playback
     else { return false }
-    switch state {
-    case .playing, .paused: return true
-    case .stopped: return false
-    }
+    return playback.isInAudioContext(interrupted: s.isInterrupted)
   }
 
   /// The app that receives remote commands: of the eligible ones, the one that most recently

@@ -30,7 +30,7 @@ def record(source, out):
     parec = subprocess.Popen(
         ["parec", "-d", source, "--latency-msec=10", "--format=s16le",
          f"--rate={RATE}", f"--channels={CHANNELS}", "--raw"],
-        stdout=subprocess.PIPE)
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     stop = False
 
     def on_term(*_):

@@ -32,7 +32,9 @@ server_pid() { cat "$XDG_RUNTIME_DIR/hark/session.lock" 2>/dev/null | tr -d '[:s
 
 cleanup() {
   local status=$?
-  for pid in "${E2E_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  # Newest first: a recorder goes before the sound server it records from.
+  local i
+  for ((i = ${#E2E_PIDS[@]} - 1; i >= 0; i--)); do kill "${E2E_PIDS[i]}" 2>/dev/null || true; done
   local spid; spid=$(server_pid || true)
   [ -n "$spid" ] && kill "$spid" 2>/dev/null || true
   if [ $status -ne 0 ]; then

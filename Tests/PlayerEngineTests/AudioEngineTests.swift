@@ -338,12 +338,98 @@ import Testing
       a
         == EngineSnapshot(
           state: .paused, track: rig.track("a.wav"), position: 0, duration: 2, format: cd,
-          metadata: metadata, isSeekable: true, deviceName: "fake"))
+          metadata: metadata, isSeekable: true, deviceName: "fake", lookahead: .undecided))
     rig.engine.load(rig.track("live.ogg"), playing: false)
     let live = rig.engine.snapshot()
     #expect(live.track == rig.track("live.ogg"))
     #expect(live.duration == nil)
     #expect(!live.isSeekable)
+  }
+
+  /// The owner learns which track is heard when it starts being heard, not when it is decoded.
+  @Test func nowHearingFollowsWhatIsHeardThroughAGaplessChange() async throws {
+    let rig = EngineRig(
+      queue: ["a.wav", "b.wav"],
+      tracks: ["a.wav": .counter(88_200), "b.wav": .counter(22_050, first: 1_000_000)],
+      output: FakeOutput.Options(pacing: .realTime(speed: 1)))
+    defer { rig.shutdown() }
+    rig.start("a.wav")
+    // b is decoded within a's last 1.5 s, long before it is heard.
+    try #require(await rig.eventually { rig.engine.snapshot().lookahead != .undecided })
+    #expect(rig.heard == [rig.track("a.wav")])
+    try #require(await rig.endOfQueue(), "\(rig.state)")
+    #expect(rig.heard == [rig.track("a.wav"), rig.track("b.wav")])
+  }
+
+  /// Near the end of a track the decoder has already moved on; the owner can see to what, to
+  /// know whether an edit of the queue changed what should come next.
+  @Test func lookaheadSaysWhatTheDecoderHasLinedUp() async throws {
+    let rig = EngineRig(
+      queue: ["a.wav", "b.wav"],
+      tracks: ["a.wav": .counter(44_100 * 3), "b.wav": .counter(long, first: 1_000_000)],
+      output: FakeOutput.Options(pacing: .realTime(speed: 1)))
+    defer { rig.shutdown() }
+    rig.engine.load(rig.track("a.wav"), playing: false)
+    #expect(rig.engine.snapshot().lookahead == .undecided)
+    rig.engine.play()
+    try #require(await rig.eventually { rig.engine.snapshot().lookahead != .undecided })
+    #expect(rig.engine.snapshot().lookahead == .next(rig.track("b.wav")))
+    #expect(rig.engine.snapshot().track == rig.track("a.wav"))
+    rig.engine.pause()
+
+    let last = EngineRig(
+      queue: ["a.wav"], tracks: ["a.wav": .counter(22_050)],
+      output: FakeOutput.Options(pacing: .realTime(speed: 1)))
+    defer { last.shutdown() }
+    last.start("a.wav")
+    try #require(await last.eventually { last.engine.snapshot().lookahead == .end })
+    #expect(last.engine.snapshot().track == last.track("a.wav"))
+  }
+
+  // MARK: Picking another output (G6)
+
+  /// The user picks another output while playing: the old device is dropped, the new one goes
+  /// on from the first frame not heard, and the engine keeps playing.
+  @Test func G6_aNewDeviceGoesOnFromTheLastFrameHeard() async throws {
+    let rig = EngineRig(
+      queue: ["a.wav"], tracks: ["a.wav": .counter(long)],
+      output: FakeOutput.Options(pacing: .realTime(speed: 1), latencyFrames: 2_048))
+    defer { rig.shutdown() }
+    rig.start("a.wav")
+    try #require(await rig.eventually { rig.framesWritten >= 8_820 })
+    let result = rig.engine.setDevice("headset")
+    #expect((try? result.get()) != nil)
+    let old = try #require(rig.output(0))
+    let new = try #require(await rig.eventually { rig.output(1) != nil } ? rig.output(1) : nil)
+    try #require(await rig.eventually { new.framesWritten >= 4_410 })
+    rig.engine.pause()
+    #expect(new.deviceName == "headset")
+    #expect(rig.engine.snapshot().deviceName == "headset")
+    #expect(old.discardCount >= 1)
+    let resumeAt = old.heardFrames
+    #expect(
+      difference(Array(counterFrames(new).prefix(4_410)), Array(resumeAt..<(resumeAt + 4_410)))
+        == nil)
+  }
+
+  /// An output that will not open leaves playback where it was, on the old device.
+  @Test func G6_aDeviceThatWillNotOpenKeepsTheOldOne() async throws {
+    let rig = EngineRig(
+      queue: ["a.wav"], tracks: ["a.wav": .counter(long)],
+      output: FakeOutput.Options(pacing: .realTime(speed: 1)), failingOpens: [1])
+    defer { rig.shutdown() }
+    rig.start("a.wav")
+    try #require(await rig.eventually { rig.framesWritten >= 4_410 })
+    guard case .failure(let error) = rig.engine.setDevice("broken") else {
+      Issue.record("switching to a device that fails succeeded")
+      return
+    }
+    #expect(error.device == "broken")
+    #expect(rig.engine.snapshot().deviceName == "fake")
+    #expect(rig.engine.snapshot().state == .playing)
+    let reopened = try #require(rig.output(1))
+    let before = reopened.framesWritten
+    #expect(await rig.eventually { reopened.framesWritten > before + 2_205 })
   }
 
   // MARK: Ducking

@@ -67,7 +67,15 @@ final class EngineRig: Sendable {
     return track
   }
 
-  var events: [EngineEvent] { log.all }
+  /// What the engine said, but for `nowHearing` (see `heard`).
+  var events: [EngineEvent] {
+    log.all.filter { if case .nowHearing = $0 { false } else { true } }
+  }
+
+  /// The tracks the engine said were being heard, in order.
+  var heard: [QueuedTrack] {
+    log.all.compactMap { if case .nowHearing(let t) = $0 { t } else { nil } }
+  }
 
   /// Loads `path` paused, then plays, as hark's player starts. (`load(_:playing: true)` can
   /// lose a race with the decode thread when a track is shorter than the ring; that has a test

@@ -38,6 +38,29 @@ import Testing
     #expect(notes.events(for: app) == (c.eligible ? [.nowPlaying(isNowPlaying: true)] : []))
   }
 
+  /// A takeover that ended without shouldResume made the other app the primary listening
+  /// experience: paused by that interruption, the app leaves its audio context. While a
+  /// resumable interruption lasts (a call), it stays in it; paused by the user it stays in it.
+  @Test func G18_anAppPausedByAnInterruptionThatIsOverIsNotEligible() {
+    var policy = SessionPolicy()
+    let hark = policy.add(1, "hark", .music)
+    let commands: Set<RemoteCommandKind> = [.play, .pause]
+    _ = policy.succeed(.activate(hark))
+    _ = policy.succeed(.publish(hark, info(.playing), enabledCommands: commands))
+    let music = policy.add(2, "music", .music)
+    _ = policy.succeed(.activate(music))
+    var paused = info(.paused)
+    paused.pausedBy = .interruption
+    _ = policy.succeed(.publish(hark, paused, enabledCommands: commands))
+    #expect(policy.isEligibleForNowPlaying(hark), "still interrupted: it may resume")
+    _ = policy.succeed(.deactivate(music, []))
+    #expect(!policy.isEligibleForNowPlaying(hark))
+    var user = info(.paused)
+    user.pausedBy = .user
+    _ = policy.succeed(.publish(hark, user, enabledCommands: commands))
+    #expect(policy.isEligibleForNowPlaying(hark))
+  }
+
   @Test func G18_mostRecentToStartPlayingIsNowPlaying() {
     var policy = SessionPolicy()
     let hark = policy.add(1, "hark", .music)

@@ -19,12 +19,16 @@ struct Play: AsyncParsableCommand {
   var noUI = false
 
   @Option(
-    help: ArgumentHelp("The ALSA device to play on ('aplay -L' lists them).", valueName: "device"))
-  var device = "default"
+    help: ArgumentHelp(
+      "The ALSA device to play on ('aplay -L' lists them); default: the config's, else 'default'.",
+      valueName: "device"))
+  var device: String?
 
   @Option(
-    help: ArgumentHelp("How far to lower the music under a navigation prompt.", valueName: "dB"))
-  var duck: Double = -20
+    help: ArgumentHelp(
+      "How far to lower the music under a navigation prompt; default: the config's, else -20.",
+      valueName: "dB"))
+  var duck: Double?
 
   @Argument(help: "Files, folders and .m3u playlists.")
   var paths: [String]
@@ -33,11 +37,14 @@ struct Play: AsyncParsableCommand {
     guard noUI else {
       throw ValidationError("the interface is not there yet; use 'hark play --no-ui'")
     }
-    guard duck <= 0, duck >= -60 else { throw ValidationError("--duck must be from -60 to 0 dB") }
+    if let duck, duck > 0 || duck < -60 {
+      throw ValidationError("--duck must be from -60 to 0 dB")
+    }
   }
 
   func run() async throws {
     silenceALSALibraryErrors()
+    let settings = loadSettings()
     let (files, problems) = QueueLoader.load(paths)
     for p in problems { FileHandleStderr.write("hark: \(p)\n") }
     guard !files.isEmpty else { die("nothing to play") }
@@ -46,7 +53,9 @@ struct Play: AsyncParsableCommand {
       die(error.description)
     }
     let player = HeadlessPlayer(
-      files: files, deviceName: device, duckDecibels: duck, session: session)
+      files: files, device: device ?? settings.device,
+      duckDecibels: duck ?? settings.duckLevelDecibels,
+      resumeOnReconnect: settings.resumeOnReconnect, session: session)
     Glibc.exit(await player.run())
   }
 }

@@ -1,0 +1,172 @@
+/// What happens at the end of a track and of the queue.
+public enum RepeatMode: String, Sendable, Hashable, Codable, CaseIterable {
+  /// Play to the end of the queue, then stop.
+  case off
+  /// Start the queue again after its last track.
+  case all
+  /// Play the current track again and again (next and previous still move).
+  case one
+
+  /// The mode after this one, as a repeat key cycles: off → all → one → off.
+  public var next: RepeatMode {
+    switch self {
+    case .off: .all
+    case .all: .one
+    case .one: .off
+    }
+  }
+}
+
+/// The player's queue: tracks in the user's order, the current one, shuffle and repeat.
+///
+/// Every entry has an id of its own (the same file may be queued twice), kept across edits, so
+/// the engine, the UI and MPRIS can name a track while the queue changes under them. Shuffle
+/// plays the entries in a shuffled order that starts with the current one and keeps the tracks
+/// already played before it; a seed makes it reproducible in tests.
+public struct PlayQueue: Sendable, Hashable {
+  /// The entries in the user's order.
+  public private(set) var entries: [QueuedTrack] = []
+  /// The entry playing or paused, if any.
+  public private(set) var currentID: Int?
+  public private(set) var shuffle = false
+  public var repeatMode: RepeatMode = .off
+  /// Entry ids in the order they play: `entries` order, or the shuffled one.
+  private var order: [Int] = []
+  private var nextID = 0
+  private var random: SplitMix64
+
+  public init(seed: UInt64 = 0x5EED) {
+    random = SplitMix64(seed: seed)
+  }
+
+  public var isEmpty: Bool { entries.isEmpty }
+  public var count: Int { entries.count }
+  public var current: QueuedTrack? { currentID.flatMap(entry) }
+
+  /// The entry with this id.
+  public func entry(_ id: Int) -> QueuedTrack? { entries.first { $0.id == id } }
+
+  /// Where the entry is in the user's order.
+  public func index(of id: Int) -> Int? { entries.firstIndex { $0.id == id } }
+
+  // MARK: Moving through it
+
+  /// What plays after `id`. `automatic` is the end of a track (repeat one plays it again);
+  /// otherwise the user asked for the next track. nil at the end without repeat all.
+  public func track(after id: Int, automatic: Bool) -> QueuedTrack? {
+    guard let at = order.firstIndex(of: id) else { return nil }
+    if automatic && repeatMode == .one { return entry(id) }
+    if at + 1 < order.count { return entry(order[at + 1]) }
+    return repeatMode == .all ? order.first.flatMap(entry) : nil
+  }
+
+  /// What plays before `id`: nil at the start without repeat all.
+  public func track(before id: Int) -> QueuedTrack? {
+    guard let at = order.firstIndex(of: id) else { return nil }
+    if at > 0 { return entry(order[at - 1]) }
+    return repeatMode == .all && order.count > 1 ? order.last.flatMap(entry) : nil
+  }
+
+  /// The first entry to play (in play order).
+  public var first: QueuedTrack? { order.first.flatMap(entry) }
+
+  /// Makes `id` the current entry; false when it is not in the queue.
+  @discardableResult
+  public mutating func setCurrent(_ id: Int?) -> Bool {
+    guard let id else {
+      currentID = nil
+      return true
+    }
+    guard entry(id) != nil else { return false }
+    currentID = id
+    return true
+  }
+
+  // MARK: Editing
+
+  /// Adds files at the end (or after entry `after`); returns the new entries.
+  @discardableResult
+  public mutating func add(_ paths: [String], after: Int? = nil) -> [QueuedTrack] {
+    let added = paths.map { path -> QueuedTrack in
+      defer { nextID += 1 }
+      return QueuedTrack(id: nextID, path: path)
+    }
+    let at = after.flatMap(index(of:)).map { $0 + 1 } ?? entries.count
+    entries.insert(contentsOf: added, at: at)
+    if shuffle {
+      // New entries go at random places among those not yet played.
+      let playedUpTo = currentID.flatMap { order.firstIndex(of: $0) } ?? -1
+      for t in added {
+        let slot = playedUpTo + 1 + Int(random.next() % UInt64(order.count - playedUpTo))
+        order.insert(t.id, at: slot)
+      }
+    } else {
+      order = entries.map(\.id)
+    }
+    return added
+  }
+
+  /// Removes an entry; false when it is not there. Removing the current entry leaves no
+  /// current entry: the owner decides what plays next (`track(after:)` asked before removing).
+  @discardableResult
+  public mutating func remove(_ id: Int) -> Bool {
+    guard let at = index(of: id) else { return false }
+    entries.remove(at: at)
+    order.removeAll { $0 == id }
+    if currentID == id { currentID = nil }
+    return true
+  }
+
+  /// Moves an entry to `index` in the user's order.
+  public mutating func move(_ id: Int, to index: Int) {
+    guard let at = self.index(of: id) else { return }
+    let t = entries.remove(at: at)
+    entries.insert(t, at: max(0, min(index, entries.count)))
+    if !shuffle { order = entries.map(\.id) }
+  }
+
+  /// Empties the queue.
+  public mutating func clear() {
+    entries = []
+    order = []
+    currentID = nil
+  }
+
+  /// Turns shuffle on (a fresh order starting with the current entry) or off (the user's order).
+  public mutating func setShuffle(_ on: Bool) {
+    shuffle = on
+    guard on else {
+      order = entries.map(\.id)
+      return
+    }
+    var ids = entries.map(\.id)
+    // Fisher–Yates with our own generator, so a seed gives the same order.
+    if ids.count > 1 {
+      for i in stride(from: ids.count - 1, to: 0, by: -1) {
+        let j = Int(random.next() % UInt64(i + 1))
+        ids.swapAt(i, j)
+      }
+    }
+    if let c = currentID, let at = ids.firstIndex(of: c) {
+      ids.remove(at: at)
+      ids.insert(c, at: 0)
+    }
+    order = ids
+  }
+
+  /// The entries in the order they will play.
+  public var playOrder: [QueuedTrack] { order.compactMap(entry) }
+}
+
+/// A small, fast, seedable random generator (Steele, Lea and Flood's SplitMix64).
+struct SplitMix64: Sendable, Hashable {
+  private var state: UInt64
+  init(seed: UInt64) { state = seed }
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
+}

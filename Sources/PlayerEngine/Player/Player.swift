@@ -1,0 +1,618 @@
+import AudioCore
+import Glibc
+import SessionCore
+import Synchronization
+
+/// How the player talks to its audio session: `AudioSession` in hark, a fake in tests.
+public protocol PlayerSession: AnyObject, Sendable {
+  /// Says what the player's audio means (G7).
+  func setCategory(_ category: Category, options: CategoryOptions) async throws
+  /// Activates or deactivates. A refused activation throws `ActivationRefusal` (G10).
+  func setActive(_ active: Bool) async throws
+  /// Publishes the now-playing info and the enabled commands (G17–G19).
+  func publish(_ info: PlaybackInfo?, commands: Set<RemoteCommandKind>) async
+}
+
+/// The music player: a queue, an `AudioEngine`, and the manners (SPEC.md G1–G20) that decide
+/// when it plays.
+///
+/// Everything that moves it — remote commands from any source, the user's edits, session
+/// events, the engine's events — goes through one input queue, handled one at a time on one
+/// task (`run()`), so its state needs no locks. Views read `snapshot` or `observe` changes.
+public final class Player: @unchecked Sendable {
+  /// What the player is built with.
+  public struct Configuration: Sendable {
+    /// How the engine reaches files and devices.
+    public var engine: AudioEngine.Configuration
+    /// G5's opt-in: resume when the lost output comes back.
+    public var resumeOnReconnect = false
+    /// The system volume of a device, or nil when it has none (G3).
+    public var makeVolume: @Sendable (String) -> (any SystemVolume)?
+    /// Seconds a plain seek forward or back moves.
+    public var seekStep = 10.0
+    /// Shuffle's seed; tests fix it.
+    public var shuffleSeed: UInt64 = 0
+
+    public init(
+      engine: AudioEngine.Configuration,
+      makeVolume: @escaping @Sendable (String) -> (any SystemVolume)? = { _ in nil }
+    ) {
+      self.engine = engine
+      self.makeVolume = makeVolume
+      var seed = timespec()
+      clock_gettime(CLOCK_REALTIME, &seed)
+      shuffleSeed = UInt64(truncatingIfNeeded: seed.tv_nsec) &+ UInt64(seed.tv_sec)
+    }
+  }
+
+  /// What the user can do besides remote commands.
+  public enum Action: Sendable, Equatable {
+    /// Adds files at the end of the queue; `play` starts the first of them at once.
+    case add([String], play: Bool)
+    case remove(entry: Int)
+    case move(entry: Int, to: Int)
+    case clear
+    /// Plays this entry from its start.
+    case playEntry(Int)
+    case setShuffle(Bool)
+    case setRepeat(RepeatMode)
+    /// Sets the system volume (MPRIS's Volume property).
+    case setVolume(percent: Double)
+    /// Moves playback to another output without a pause (G6).
+    case selectDevice(String)
+  }
+
+  private enum Input {
+    case command(RemoteCommand, CheckedContinuation<CommandStatus, Never>?)
+    case action(Action, CheckedContinuation<Void, Never>?)
+    case session(SessionEvent)
+    case welcome(route: Route, silentMode: Bool)
+    case engine(EngineEvent)
+    case tick
+    case quit
+  }
+
+  private let configuration: Configuration
+  private let session: any PlayerSession
+  private let engine: AudioEngine
+  private let queue: Locked<PlayQueue>
+  private var policy = PlaybackPolicy()
+  private var volume: (any SystemVolume)?
+  private let state = Mutex(PlayerSnapshot())
+  private let observers = Mutex<[@Sendable (PlayerSnapshot, [PlayerNotice]) -> Void]>([])
+  private let inputs: AsyncStream<Input>
+  private let continuation: AsyncStream<Input>.Continuation
+  private var ticker: Task<Void, Never>?
+  private var engineEvents: Task<Void, Never>?
+
+  // The loop's own state.
+  private var notices: [PlayerNotice] = []
+  private var failed: [Int: String] = [:]
+  private var playedSomething = false
+  private var startTarget: QueuedTrack?
+  private var published: (PlaybackInfo, Set<RemoteCommandKind>)?
+  private var publishedAt: UInt64 = 0
+  private var route: Route?
+  private var ducked = false
+  private var silentMode = false
+  private var problem: String?
+  private var lostRoute: Route?
+  private var interruption: InterruptionCause?
+
+  /// A player on `session`, with an empty queue; `run()` starts it.
+  public init(configuration: Configuration, session: any PlayerSession) {
+    self.configuration = configuration
+    self.session = session
+    let queue = Locked(PlayQueue(seed: configuration.shuffleSeed))
+    self.queue = queue
+    policy.resumeOnReconnect = configuration.resumeOnReconnect
+    // Asked on the decode thread what follows a track, for gapless playback.
+    engine = AudioEngine(configuration: configuration.engine) { track in
+      queue.withLock { $0.track(after: track.id, automatic: true) }
+    }
+    volume = configuration.makeVolume(configuration.engine.deviceName)
+    (inputs, continuation) = AsyncStream.makeStream()
+  }
+
+  // MARK: Talking to it (any thread)
+
+  /// The player now.
+  public var snapshot: PlayerSnapshot { state.withLock { $0 } }
+
+  /// Calls `handler` after every change, on the player's task, with the new snapshot and what
+  /// happened; it must return quickly (wake a view, post a signal).
+  public func observe(_ handler: @escaping @Sendable (PlayerSnapshot, [PlayerNotice]) -> Void) {
+    observers.withLock { $0.append(handler) }
+  }
+
+  /// Carries out a remote command (G17) and says how it went; a disabled one is refused and
+  /// nothing else is done instead (G19).
+  public func send(_ command: RemoteCommand) async -> CommandStatus {
+    await withCheckedContinuation { continuation.yield(.command(command, $0)) }
+  }
+
+  /// Does what the user asked and returns when it is done.
+  public func perform(_ action: Action) async {
+    await withCheckedContinuation { continuation.yield(.action(action, $0)) }
+  }
+
+  /// Hands over something the session server said.
+  public func deliver(_ event: SessionEvent) { continuation.yield(.session(event)) }
+
+  /// Tells the player what the session server said when it (re)connected: the current output
+  /// and whether silent mode is on.
+  public func connected(route: Route, silentMode: Bool) {
+    continuation.yield(.welcome(route: route, silentMode: silentMode))
+  }
+
+  /// Ends `run()`: stops playing, deactivates, publishes that it stopped.
+  public func quit() { continuation.yield(.quit) }
+
+  // MARK: The loop
+
+  /// Registers as a playback session and handles inputs until `quit()`. `files` are queued;
+  /// with `autoplay` the first plays at once.
+  public func run(files: [String] = [], autoplay: Bool = false) async {
+    let events = engine.events
+    let c = continuation
+    engineEvents = Task { for await e in events { c.yield(.engine(e)) } }
+    do { try await session.setCategory(.playback, options: []) } catch {
+      say("cannot register with the session server: \(error)")
+    }
+    if !files.isEmpty {
+      queue.withLock { q in
+        q.add(files)
+        q.setCurrent(q.first?.id)
+      }
+    }
+    refresh()
+    if autoplay && !files.isEmpty { await carryOut(policy.userPlay()) }
+    await finishStep()
+    for await input in inputs {
+      switch input {
+      case .command(let command, let reply):
+        let status = await handle(command)
+        await finishStep()  // so that whoever asked sees the outcome in `snapshot`
+        reply?.resume(returning: status)
+        continue
+      case .action(let action, let reply):
+        await handle(action)
+        await finishStep()
+        reply?.resume()
+        continue
+      case .session(let event): await handle(event)
+      case .welcome(let r, let silent):
+        route = r
+        silentMode = silent
+      case .engine(let event): await handle(event)
+      case .tick: break
+      case .quit:
+        await shutDown()
+        return
+      }
+      await finishStep()
+    }
+  }
+
+  private func shutDown() async {
+    ticker?.cancel()
+    engine.stop()
+    policy.stopped()
+    try? await session.setActive(false)
+    refresh()
+    await session.publish(PlaybackInfo(state: .stopped), commands: [])
+    engine.shutdown()
+    engineEvents?.cancel()
+    continuation.finish()
+  }
+
+  /// After each input: take a new snapshot, tell the observers, publish, keep the clock right.
+  private func finishStep() async {
+    refresh()
+    let snap = snapshot
+    let told = notices
+    notices = []
+    for o in observers.withLock({ $0 }) { o(snap, told) }
+    await publish(snap)
+    // A clock only while playing: the position moves and `previous` changes meaning at 3 s.
+    // Paused or stopped, nothing moves and nothing polls.
+    if snap.state == .playing, ticker == nil {
+      let c = continuation
+      ticker = Task {
+        while !Task.isCancelled {
+          try? await Task.sleep(for: .seconds(1))
+          c.yield(.tick)
+        }
+      }
+    } else if snap.state != .playing, let t = ticker {
+      t.cancel()
+      ticker = nil
+    }
+  }
+
+  // MARK: Remote commands
+
+  private func handle(_ command: RemoteCommand) async -> CommandStatus {
+    let snap = snapshot
+    guard snap.enabledCommands.contains(command.kind) else {
+      return queue.withLock(\.isEmpty) ? .noSuchContent : .commandDisabled
+    }
+    let engineNow = engine.snapshot()
+    switch command {
+    case .play:
+      await carryOut(policy.userPlay())
+    case .pause:
+      await carryOut(policy.userPause())
+    case .togglePlayPause:
+      await carryOut(policy.isPlaying ? policy.userPause() : policy.userPlay())
+    case .stop:
+      await stop()
+    case .nextTrack:
+      guard let current = queue.withLock(\.currentID),
+        let next = queue.withLock({ $0.track(after: current, automatic: false) })
+      else { return .commandDisabled }
+      await go(to: next)
+    case .previousTrack:
+      let current = queue.withLock(\.currentID)
+      if engineNow.track != nil && engineNow.position > 3 {
+        seek(to: 0)
+      } else if let current, let before = queue.withLock({ $0.track(before: current) }) {
+        await go(to: before)
+      } else {
+        seek(to: 0)
+      }
+    case .seekForward:
+      seek(to: engineNow.position + configuration.seekStep)
+    case .seekBackward:
+      seek(to: max(0, engineNow.position - configuration.seekStep))
+    case .skipForward(let s):
+      seek(to: engineNow.position + s)
+    case .skipBackward(let s):
+      seek(to: max(0, engineNow.position - s))
+    case .changePlaybackPosition(let s):
+      seek(to: s)
+    case .volumeUp(let p), .volumeDown(let p):
+      guard let volume else { return .commandDisabled }
+      let sign: Double = command.kind == .volumeUp ? 1 : -1
+      do { try volume.setVolume(percent: volume.volumePercent + sign * p) } catch {
+        say("cannot change the volume: \(error)")
+        return .commandFailed
+      }
+    case .mute:
+      guard let volume, volume.canMute else { return .commandDisabled }
+      do { try volume.setMuted(!volume.isMuted) } catch {
+        say("cannot mute: \(error)")
+        return .commandFailed
+      }
+    }
+    return .success
+  }
+
+  /// Makes `track` current: plays it if playing, else loads it paused at its start.
+  private func go(to track: QueuedTrack) async {
+    queue.withLock { _ = $0.setCurrent(track.id) }
+    switch policy.phase {
+    case .playing:
+      engine.load(track, playing: true)
+    case .paused, .interrupted:
+      engine.load(track, playing: false)
+    case .stopped:
+      break  // the next play starts it
+    }
+  }
+
+  private func seek(to seconds: Double) {
+    let now = engine.snapshot()
+    guard now.track != nil, now.isSeekable else { return }
+    let target = now.duration.map { min(seconds, max(0, $0 - 0.05)) } ?? seconds
+    engine.seek(to: target)
+    notices.append(.seeked(engine.snapshot().position))
+  }
+
+  private func stop() async {
+    engine.stop()
+    policy.stopped()
+    interruption = nil
+    try? await session.setActive(false)
+  }
+
+  // MARK: The user's actions
+
+  private func handle(_ action: Action) async {
+    switch action {
+    case .add(let paths, let play):
+      let added = queue.withLock { q -> [QueuedTrack] in
+        let added = q.add(paths)
+        if q.currentID == nil { q.setCurrent(added.first?.id) }
+        return added
+      }
+      if play, let first = added.first { await start(first) }
+      replanIfNeeded()
+    case .remove(let id):
+      let (wasCurrent, next) = queue.withLock { q in
+        (q.currentID == id, q.track(after: id, automatic: false))
+      }
+      queue.withLock { _ = $0.remove(id) }
+      if wasCurrent {
+        if let next {
+          queue.withLock { _ = $0.setCurrent(next.id) }
+          if engine.snapshot().track != nil { await go(to: next) }
+        } else {
+          await stop()
+          queue.withLock { q in _ = q.setCurrent(q.first?.id) }
+        }
+      }
+      replanIfNeeded()
+    case .move(let id, let index):
+      queue.withLock { $0.move(id, to: index) }
+      replanIfNeeded()
+    case .clear:
+      await stop()
+      queue.withLock { $0.clear() }
+    case .playEntry(let id):
+      guard let t = queue.withLock({ $0.entry(id) }) else { return }
+      await start(t)
+    case .setShuffle(let on):
+      queue.withLock { $0.setShuffle(on) }
+      replanIfNeeded()
+    case .setRepeat(let mode):
+      queue.withLock { $0.repeatMode = mode }
+      replanIfNeeded()
+    case .setVolume(let percent):
+      do { try volume?.setVolume(percent: percent) } catch {
+        say("cannot change the volume: \(error)")
+      }
+    case .selectDevice(let name):
+      switch engine.setDevice(name) {
+      case .success:
+        volume = configuration.makeVolume(name)
+        say("playing on '\(name)'")
+      case .failure(let error):
+        say(
+          "cannot play on '\(name)': \(error.message); staying on '\(engine.snapshot().deviceName)'"
+        )
+      }
+    }
+  }
+
+  /// Plays `track` from its start, activating the session first (G10 may refuse).
+  private func start(_ track: QueuedTrack) async {
+    queue.withLock { _ = $0.setCurrent(track.id) }
+    if policy.isPlaying {
+      engine.load(track, playing: true)
+      return
+    }
+    startTarget = track
+    await carryOut(policy.userPlay())
+    startTarget = nil
+  }
+
+  /// After an edit of the queue: if the engine has already lined up something else than what
+  /// now follows the track being heard, line up the right one (from where it is heard).
+  private func replanIfNeeded() {
+    let now = engine.snapshot()
+    guard let heard = now.track else { return }
+    let wanted = queue.withLock { $0.track(after: heard.id, automatic: true) }
+    switch now.lookahead {
+    case .undecided: return
+    case .next(let t) where t == wanted: return
+    case .end where wanted == nil: return
+    case .next, .end:
+      engine.load(heard, at: now.position, playing: now.state == .playing, continuing: true)
+    }
+  }
+
+  // MARK: Session events
+
+  private func handle(_ event: SessionEvent) async {
+    switch event {
+    case .interruption(.began(let cause)):
+      interruption = cause
+      await carryOut(policy.interruptionBegan(cause))
+    case .interruption(.ended(let shouldResume, let reason)):
+      await carryOut(policy.interruptionEnded(shouldResume: shouldResume, reason: reason))
+      interruption = nil
+    case .routeChange(let change):
+      route = change.current
+      let wasPlaying = policy.isPlaying
+      await carryOut(policy.routeChanged(change))
+      if change.reason == .oldDeviceUnavailable && (wasPlaying || policy.pausedBy == .route) {
+        lostRoute = change.previous
+      }
+    case .ducking(let isDucked):
+      ducked = isDucked
+      engine.setDucked(isDucked)
+    case .silentMode(let on, _):
+      silentMode = on  // playback is never muted by silent mode (G2); the views say it is on
+    case .mediaServicesWereReset:
+      published = nil  // the new server must hear everything again
+    case .silenceSecondaryAudioHint, .nowPlaying:
+      break  // hark's music is primary audio; who gets remote commands is the server's matter
+    }
+  }
+
+  // MARK: Engine events
+
+  private func handle(_ event: EngineEvent) async {
+    switch event {
+    case .trackFailed(let track, let error):
+      failed[track.id] = error.reason
+      say(error.description)
+      problem = "Could not play \(fileName(track.path)): \(error.reason)"
+    case .deviceLost(let device, let code):
+      let lost = Route(name: device, kind: .unknown)
+      say("output '\(device)' went away (\(String(cString: strerror(-code))))")
+      lostRoute = lost
+      await carryOut(
+        policy.routeChanged(
+          RouteChange(reason: .oldDeviceUnavailable, previous: lost, current: lost)))
+    case .deviceFailed(let message):
+      say("cannot play on '\(engine.snapshot().deviceName)': \(message)")
+      problem = "Cannot play on '\(engine.snapshot().deviceName)': \(message)"
+      policy.stopped()
+      try? await session.setActive(false)
+    case .nowHearing(let track):
+      queue.withLock { _ = $0.setCurrent(track.id) }
+      playedSomething = true
+      if failed[track.id] == nil { problem = nil }
+      notices.append(.nowPlaying(track))
+    case .endOfQueue:
+      policy.stopped()
+      try? await session.setActive(false)
+      queue.withLock { q in _ = q.setCurrent(q.first?.id) }
+      notices.append(.queueEnded(nothingPlayed: !playedSomething))
+    }
+  }
+
+  // MARK: Effects
+
+  private func carryOut(_ effects: [PlaybackPolicy.Effect]) async {
+    for effect in effects {
+      switch effect {
+      case .activateAndPlay:
+        do {
+          try await session.setActive(true)
+        } catch let refusal as ActivationRefusal {
+          await carryOut(policy.activationRefused(refusal.description))
+          problem = "Cannot play — \(refusal.description)"
+          continue
+        } catch {
+          say("cannot play: \(error)")
+          continue
+        }
+        interruption = nil
+        lostRoute = nil
+        problem = problem.flatMap { $0.hasPrefix("Cannot play —") ? nil : $0 }
+        let target = startTarget ?? queue.withLock { $0.current ?? $0.first }
+        guard let target else { continue }
+        if startTarget != nil || engine.snapshot().track == nil {
+          engine.load(target, playing: true)
+        } else {
+          engine.play()
+        }
+        if engine.snapshot().state == .playing {
+          policy.started()
+        } else {
+          policy.stopped()
+          try? await session.setActive(false)
+        }
+      case .stopOutput:
+        engine.pause()
+      case .deactivate:
+        try? await session.setActive(false)
+      case .say(let line):
+        say(line)
+      }
+    }
+  }
+
+  private func say(_ line: String) { notices.append(.message(line)) }
+
+  // MARK: The snapshot
+
+  /// Takes a new snapshot from the queue, the engine and the policy.
+  private func refresh() {
+    let now = engine.snapshot()
+    let q = queue.withLock { $0 }
+    var s = PlayerSnapshot()
+    switch policy.phase {
+    case .stopped: s.state = .stopped
+    case .playing: s.state = .playing
+    case .paused, .interrupted: s.state = .paused
+    }
+    s.pausedBy = policy.pausedBy
+    if case .interrupted(let resume, let by) = policy.phase {
+      s.interruption = interruption ?? by
+      s.willResume = resume
+    }
+    s.lostRoute = s.pausedBy == .route ? lostRoute : nil
+    s.current = q.current
+    let loaded = now.track != nil && now.track == q.current
+    if let c = q.current {
+      s.title = (loaded ? now.metadata?.title : nil) ?? QueueLoader.title(fromPath: c.path)
+    }
+    if loaded {
+      s.metadata = now.metadata ?? TrackMetadata()
+      s.position = now.position
+      s.duration = now.duration
+      s.isSeekable = now.isSeekable
+      s.format = now.format
+    }
+    s.positionTime = monotonicNanoseconds()
+    s.queue = q.entries
+    s.playOrder = q.playOrder
+    s.shuffle = q.shuffle
+    s.repeatMode = q.repeatMode
+    s.failed = failed
+    s.deviceName = now.deviceName
+    if let volume {
+      s.volume = .level(percent: volume.volumePercent, muted: volume.isMuted)
+    } else {
+      s.volume = .unavailable(device: now.deviceName)
+    }
+    s.route = route
+    s.ducked = ducked
+    s.silentMode = silentMode
+    s.problem = problem
+    s.enabledCommands = enabledCommands(q, now, loaded: loaded)
+    state.withLock { $0 = s }
+  }
+
+  /// What may be asked now (G19): what cannot be honoured is disabled, never mapped to another.
+  private func enabledCommands(_ q: PlayQueue, _ now: EngineSnapshot, loaded: Bool)
+    -> Set<RemoteCommandKind>
+  {
+    guard let current = q.currentID else { return [] }
+    var c: Set<RemoteCommandKind> = [.play, .pause, .togglePlayPause, .stop]
+    if q.track(after: current, automatic: false) != nil { c.insert(.nextTrack) }
+    if q.track(before: current) != nil || (loaded && now.position > 3) { c.insert(.previousTrack) }
+    if loaded && now.isSeekable {
+      c.formUnion([
+        .seekForward, .seekBackward, .skipForward, .skipBackward, .changePlaybackPosition,
+      ])
+    }
+    if volume != nil { c.formUnion([.volumeUp, .volumeDown]) }
+    if volume?.canMute == true { c.insert(.mute) }
+    return c
+  }
+
+  /// Tells the session server what plays, when that changed (not as the position moves: the
+  /// server moves it on with the clock, from the rate).
+  private func publish(_ snap: PlayerSnapshot) async {
+    let info = snap.playbackInfo
+    let now = monotonicNanoseconds()
+    if let (last, commands) = published, commands == snap.enabledCommands {
+      var expected = last
+      if last.state == .playing, let p = last.position {
+        expected.position = p + Double(now - publishedAt) / 1e9
+      }
+      var same = info
+      same.position = nil
+      var was = last
+      was.position = nil
+      let drift = abs((info.position ?? 0) - (expected.position ?? 0))
+      if same == was && drift < 0.25 { return }
+    }
+    published = (info, snap.enabledCommands)
+    publishedAt = now
+    await session.publish(info, commands: snap.enabledCommands)
+  }
+}
+
+/// A file's name without its folder.
+func fileName(_ path: String) -> String {
+  path.split(separator: "/").last.map(String.init) ?? path
+}
+
+func monotonicNanoseconds() -> UInt64 {
+  var ts = timespec()
+  clock_gettime(CLOCK_MONOTONIC, &ts)
+  return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}
+
+/// A value behind a lock, shareable with closures (a `Mutex` cannot be captured).
+final class Locked<Value: Sendable>: Sendable {
+  private let mutex: Mutex<Value>
+  init(_ value: Value) { mutex = Mutex(value) }
+  func withLock<R>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
+}

@@ -1,0 +1,126 @@
+import AudioCore
+import SessionCore
+
+/// How loud the output is, or why there is no volume to show (G3).
+public enum VolumeReading: Sendable, Hashable {
+  /// The system volume of the output's card, 0…100.
+  case level(percent: Double, muted: Bool)
+  /// The output has no volume control (a null, file or network device): show its name instead.
+  case unavailable(device: String)
+}
+
+/// Everything the views (terminal UI, MPRIS, `hark status`, the headless player's lines) show
+/// about the player, taken at one moment. Cheap to copy; drawn, never mutated.
+public struct PlayerSnapshot: Sendable, Equatable {
+  public var state: PlaybackState = .stopped
+  /// Why it is paused; nil while playing or stopped.
+  public var pausedBy: PauseCause?
+  /// The interruption in progress, and whether the player will resume when it ends.
+  public var interruption: InterruptionCause?
+  public var willResume = false
+  /// The output that went away, when that is why it is paused (G5).
+  public var lostRoute: Route?
+
+  /// The current entry of the queue (playing, paused, or next to play when stopped).
+  public var current: QueuedTrack?
+  /// Title from the tags, else from the file name.
+  public var title: String?
+  public var metadata = TrackMetadata()
+  /// Seconds heard of the current track, as of `positionTime`.
+  public var position = 0.0
+  /// When `position` was read (monotonic nanoseconds): while playing, a view adds the time since.
+  public var positionTime: UInt64 = 0
+  public var duration: Double?
+  public var isSeekable = false
+  public var format: PCMFormat?
+
+  /// The queue in the user's order, and the order it plays in.
+  public var queue: [QueuedTrack] = []
+  public var playOrder: [QueuedTrack] = []
+  public var shuffle = false
+  public var repeatMode: RepeatMode = .off
+  /// Entries that could not be played, with the reason.
+  public var failed: [Int: String] = [:]
+
+  /// The remote commands that may be sent now (G19).
+  public var enabledCommands: Set<RemoteCommandKind> = []
+  public var volume: VolumeReading = .unavailable(device: "default")
+  /// The ALSA device playing.
+  public var deviceName = "default"
+  /// The current output, as the session server knows it.
+  public var route: Route?
+  /// Another app's prompt lowers the music (G9).
+  public var ducked = false
+  public var silentMode = false
+  /// The last problem worth a line: a file that would not play, a refused activation.
+  public var problem: String?
+
+  public init() {}
+
+  /// Position now, moving on with the clock while playing.
+  public func position(at now: UInt64) -> Double {
+    guard state == .playing, now > positionTime else { return position }
+    let p = position + Double(now - positionTime) / 1e9
+    return duration.map { min(p, $0) } ?? p
+  }
+
+  /// What `hark status` and the session server get (the now-playing info).
+  public var playbackInfo: PlaybackInfo {
+    PlaybackInfo(
+      state: state, title: title, artist: metadata.artist, album: metadata.album,
+      duration: duration, position: (position * 1000).rounded() / 1000,
+      rate: state == .playing ? 1 : 0, pausedBy: pausedBy)
+  }
+
+  /// Whether the player is in an audio context (G18): eligible to be the now-playing app and to
+  /// own its MPRIS name.
+  public var isInAudioContext: Bool {
+    !queue.isEmpty && !enabledCommands.isEmpty
+      && playbackInfo.isInAudioContext(interrupted: interruption != nil)
+  }
+
+  /// One short line saying why playback is paused or quiet, in plain words; nil when there is
+  /// nothing to explain.
+  public var reason: String? {
+    switch (state, pausedBy) {
+    case (.paused, .route):
+      return "Paused — " + Self.gone(lostRoute)
+    case (.paused, .interruption):
+      if let i = interruption {
+        switch i.kind {
+        case .call: return "Paused — call in progress" + (willResume ? " (will resume)" : "")
+        case .otherAudio:
+          return "Paused — '\(i.by)' is playing" + (willResume ? " (will resume)" : "")
+        }
+      }
+      return "Paused — another app took over"
+    case (.paused, .user), (.paused, nil), (.playing, _), (.stopped, _):
+      break
+    }
+    if ducked && state == .playing { return "Quieter — another app is speaking" }
+    if silentMode { return "Silent mode is on (music still plays)" }
+    return nil
+  }
+
+  static func gone(_ route: Route?) -> String {
+    guard let route else { return "the output went away" }
+    switch route.kind {
+    case .headphones: return "headphones unplugged"
+    case .bluetooth: return "'\(route.name)' disconnected"
+    case .usb: return "'\(route.name)' unplugged"
+    case .hdmi, .line, .speakers, .unknown: return "'\(route.name)' went away"
+    }
+  }
+}
+
+/// Something that happened, beyond the change of state a new snapshot shows.
+public enum PlayerNotice: Sendable, Equatable {
+  /// A track started being heard.
+  case nowPlaying(QueuedTrack)
+  /// The position jumped (a seek), to this many seconds.
+  case seeked(Double)
+  /// A line for the user: a file that would not play, a refusal, an output that went away.
+  case message(String)
+  /// The queue played to its end; `nothingPlayed` when no track in it could be played.
+  case queueEnded(nothingPlayed: Bool)
+}

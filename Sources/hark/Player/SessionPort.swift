@@ -1,0 +1,44 @@
+import PlayerEngine
+import SessionCore
+import SessionServer
+
+/// The player's view of its `AudioSession`.
+final class SessionPort: PlayerSession {
+  let session: AudioSession
+
+  init(_ session: AudioSession) { self.session = session }
+
+  func setCategory(_ category: Category, options: CategoryOptions) async throws {
+    try await session.setCategory(category, options: options)
+  }
+
+  func setActive(_ active: Bool) async throws {
+    do { try await session.setActive(active) } catch .refused(let refusal) { throw refusal }
+  }
+
+  func publish(_ info: PlaybackInfo?, commands: Set<RemoteCommandKind>) async {
+    // Remembered by the session even when the server is away; sent again when it is back.
+    try? await session.publish(info, commands: commands)
+  }
+
+  /// Forwards what the server says and asks to `player` until the session ends.
+  func connect(to player: Player) -> [Task<Void, Never>] {
+    let session = self.session
+    player.connected(route: session.welcome.route, silentMode: session.welcome.silent)
+    return [
+      Task {
+        for await event in session.events {
+          if event == .mediaServicesWereReset {
+            player.connected(route: session.welcome.route, silentMode: session.welcome.silent)
+          }
+          player.deliver(event)
+        }
+      },
+      Task {
+        for await incoming in session.commands {
+          incoming.respond(await player.send(incoming.command))
+        }
+      },
+    ]
+  }
+}

@@ -1,0 +1,475 @@
+import AudioCore
+import AudioTestSupport
+import SessionCore
+import Synchronization
+import Testing
+
+@testable import PlayerEngine
+
+/// The player's manners, rule by rule, with a fake session server, fake files (`ToneDecoder`)
+/// and fake devices (`FakeOutput`, paced like a sound card).
+@Suite struct PlayerTests {
+  // MARK: G14: interruptions
+
+  @Test func G14_aCallPausesAndItsEndResumesWhereItWas() async throws {
+    let rig = PlayerRig()
+    defer { rig.stop() }
+    try await rig.playing(atLeast: 0.3)
+    rig.player.deliver(.interruption(.began(call)))
+    try #require(await rig.until { $0.state == .paused })
+    let s = rig.player.snapshot
+    #expect(s.pausedBy == .interruption)
+    #expect(s.reason == "Paused — call in progress (will resume)")
+    let pausedAt = s.position
+    #expect(rig.lastPublished?.pausedBy == .interruption)
+    try await Task.sleep(for: .milliseconds(300))
+    #expect(abs(rig.player.snapshot.position - pausedAt) < 0.01, "the position moved while paused")
+    rig.player.deliver(.interruption(.ended(shouldResume: true, reason: .interrupterDeactivated)))
+    try #require(await rig.until { $0.state == .playing })
+    #expect(abs(rig.player.snapshot.position - pausedAt) < 0.1)
+    #expect(rig.player.snapshot.reason == nil)
+    #expect(rig.session.activations.suffix(1) == [true])
+  }
+
+  @Test func G14_aPlayerPausedByTheUserStaysPausedAfterACall() async throws {
+    let rig = PlayerRig()
+    defer { rig.stop() }
+    try await rig.playing(atLeast: 0.2)
+    #expect(await rig.player.send(.pause) == .success)
+    #expect(rig.player.snapshot.pausedBy == .user)
+    rig.player.deliver(.interruption(.began(call)))
+    try #require(await rig.until { $0.interruption != nil })
+    #expect(rig.player.snapshot.reason == "Paused — call in progress")
+    rig.player.deliver(.interruption(.ended(shouldResume: true, reason: .interrupterDeactivated)))
+    try #require(await rig.until { $0.interruption == nil })
+    #expect(rig.player.snapshot.state == .paused)
+    #expect(rig.player.snapshot.pausedBy == .user)
+  }
+
+  /// G13/G18: another music app took over and let go without shouldResume: paused, and no
+  /// longer in an audio context, so the other app keeps the media keys.
+  @Test func G13_aTakeoverLeavesItPausedAndGivesUpTheMediaKeys() async throws {
+    let rig = PlayerRig()
+    defer { rig.stop() }
+    try await rig.playing(atLeast: 0.2)
+    rig.player.deliver(.interruption(.began(InterruptionCause(kind: .otherAudio, by: "music"))))
+    try #require(await rig.until { $0.state == .paused })
+    #expect(rig.player.snapshot.isInAudioContext)
+    rig.player.deliver(.interruption(.ended(shouldResume: false, reason: .interrupterDeactivated)))
+    try #require(await rig.until { $0.interruption == nil })
+    let s = rig.player.snapshot
+    #expect(s.state == .paused)
+    #expect(s.pausedBy == .interruption)
+    #expect(!s.isInAudioContext)
+    // The user's play always works (G14).
+    #expect(await rig.player.send(.play) == .success)
+    #expect(rig.player.snapshot.state == .playing)
+  }
+
+  // MARK: G10: refusal
+
+  @Test func G10_aRefusedPlayStaysPausedAndSaysWhy() async throws {
+    let rig = PlayerRig()
+    defer { rig.stop() }
+    rig.session.refuse(.callInProgress)
+    #expect(await rig.player.send(.play) == .success)
+    let s = rig.player.snapshot
+    #expect(s.state != .playing)
+    #expect(s.problem == "Cannot play — a call is in progress")
+    #expect(rig.devices.opened.allSatisfy { $0.framesWritten == 0 })
+    rig.session.refuse(nil)
+    #expect(await rig.player.send(.play) == .success)
+    #expect(rig.player.snapshot.state == .playing)
+    #expect(rig.player.snapshot.problem == nil)
+  }
+
+  // MARK: G4, G5, G6: routes
+
+  @Test func G5_unpluggingPausesByRouteAndPluggingBackDoesNotResume() async throws {
+    let rig = PlayerRig()
+    defer { rig.stop() }
+    try await rig.playing(atLeast: 0.2)
+    rig.player.deliver(.routeChange(unplug))
+    try #require(await rig.until { $0.state == .paused })
+    #expect(rig.player.snapshot.pausedBy == .route)
+    #expect(rig.player.snapshot.reason == "Paused — headphones unplugged")
+    #expect(rig.session.activations.last == false)
+    rig.player.deliver(.routeChange(plug))
+    try await Task.sleep(for: .milliseconds(200))
+    #expect(rig.player.snapshot.state == .paused)
+  }
+
+  @Test func G5_theOptInResumesWhenTheSameOutputComesBack() async throws {
+    let rig = PlayerRig { $0.resumeOnReconnect = true }
+    defer { rig.stop() }
+    try await rig.playing(atLeast: 0.2)
+    rig.player.deliver(.routeChange(unplug))
+    try #require(await rig.until { $0.state == .paused })
+    rig.player.deliver(.routeChange(plug))
+    #expect(await rig.until { $0.state == .playing })
+  }
+
+  @Test func G4_G6_aNewOrPickedOutputGoesOnWithoutAPause() async throws {
+    let rig = PlayerRig()
+    defer { rig.stop() }
+    try await rig.playing(atLeast: 0.2)
+    rig.player.deliver(.routeChange(plug))
+    rig.player.deliver(
+      .routeChange(RouteChange(reason: .override, previous: headphones, current: .speakers)))
+    await rig.player.perform(.selectDevice("usb"))
+    let s = rig.player.snapshot
+    #expect(s.state == .playing)
+    #expect(s.pausedBy == nil)
+    #expect(s.deviceName == "usb")
+    #expect(rig.devices.opened.last?.deviceName == "usb")
+  }
+
+  /// The engine found its device gone (ENODEV): the same as an unplug (G5).
+  @Test func G5_aVanishedDevicePausesByRoute() async throws {
+    let rig = PlayerRig(
+      output: FakeOutput.Options(
+        pacing: .realTime(speed: 1), faults: [.unplug(afterFrames: 11_025)]))
+    defer { rig.stop() }
+    #expect(await rig.player.send(.play) == .success)
+    try #require(await rig.until { $0.pausedBy == .route })
+    #expect(rig.player.snapshot.reason == "Paused — 'fake' went away")
+    #expect(rig.messages.contains { $0.hasPrefix("output 'fake' went away") })
+  }
+
+  // MARK: G9, G2
+
+  @Test func G9_duckingIsShownAndLifted() async throws {
+    let rig = PlayerRig()
+    defer { rig.stop() }
+    try await rig.playing(atLeast: 0.1)
+    rig.player.deliver(.ducking(isDucked: true))
+    try #require(await rig.until { $0.ducked })
+    #expect(rig.player.snapshot.reason == "Quieter — another app is speaking")
+    #expect(rig.player.snapshot.state == .playing)
+    rig.player.deliver(.ducking(isDucked: false))
+    #expect(await rig.until { !$0.ducked && $0.reason == nil })
+  }
+
+  @Test func G2_silentModeNeverStopsTheMusic() async throws {
+    let rig = PlayerRig()
+    defer { rig.stop() }
+    try await rig.playing(atLeast: 0.1)
+    rig.player.deliver(.silentMode(isOn: true, mutesThisSession: false))
+    try #require(await rig.until { $0.silentMode })
+    #expect(rig.player.snapshot.state == .playing)
+    #expect(rig.player.snapshot.reason == "Silent mode is on (music still plays)")
+  }
+
+  // MARK: G17–G19: remote commands
+
+  @Test func G19_nextAtTheLastTrackIsDisabledAndChangesNothing() async throws {
+    let rig = PlayerRig(tracks: ["a.wav", "b.wav"])
+    defer { rig.stop() }
+    try await rig.playing(atLeast: 0.1)
+    #expect(rig.player.snapshot.enabledCommands.contains(.nextTrack))
+    #expect(await rig.player.send(.nextTrack) == .success)
+    try #require(await rig.until { $0.current?.path == "b.wav" })
+    let s = rig.player.snapshot
+    #expect(!s.enabledCommands.contains(.nextTrack))
+    #expect(rig.lastCommands?.contains(.nextTrack) == false)
+    #expect(await rig.player.send(.nextTrack) == .commandDisabled)
+    #expect(rig.player.snapshot.current?.path == "b.wav")
+    #expect(rig.player.snapshot.state == .playing)
+  }
+
+  @Test func G19_volumeIsDisabledWithoutAMixerAndNeverBecomesAPrivateGain() async throws {
+    let rig = PlayerRig()
+    defer { rig.stop() }
+    try await rig.playing(atLeast: 0.1)
+    let s = rig.player.snapshot
+    #expect(s.volume == .unavailable(device: "fake"))
+    #expect(!s.enabledCommands.contains(.volumeUp))
+    #expect(await rig.player.send(.volumeUp(percent: 5)) == .commandDisabled)
+    #expect(await rig.player.send(.mute) == .commandDisabled)
+  }
+
+  @Test func G3_volumeCommandsChangeTheSystemVolume() async throws {
+    let volume = FakeVolume(percent: 50)
+    let rig = PlayerRig { c in c.makeVolume = { _ in volume } }
+    defer { rig.stop() }
+    try await rig.playing(atLeast: 0.1)
+    #expect(await rig.player.send(.volumeUp(percent: 10)) == .success)
+    #expect(volume.volumePercent == 60)
+    #expect(await rig.player.send(.volumeDown(percent: 25)) == .success)
+    #expect(volume.volumePercent == 35)
+    #expect(await rig.player.send(.mute) == .success)
+    #expect(volume.isMuted)
+    #expect(rig.player.snapshot.volume == .level(percent: 35, muted: true))
+  }
+
+  @Test func previousRestartsTheTrackAfterThreeSecondsElseGoesBack() async throws {
+    let rig = PlayerRig(tracks: ["a.wav", "b.wav"])
+    defer { rig.stop() }
+    try await rig.playing(atLeast: 0.1)
+    #expect(!rig.player.snapshot.enabledCommands.contains(.previousTrack))
+    #expect(await rig.player.send(.previousTrack) == .commandDisabled)
+    #expect(await rig.player.send(.nextTrack) == .success)
+    try #require(await rig.until { $0.current?.path == "b.wav" })
+    #expect(await rig.player.send(.changePlaybackPosition(seconds: 5)) == .success)
+    try #require(await rig.until { $0.position >= 5 })
+    #expect(await rig.player.send(.previousTrack) == .success)
+    try #require(await rig.until { $0.position < 1 })
+    #expect(rig.player.snapshot.current?.path == "b.wav")
+    #expect(await rig.player.send(.previousTrack) == .success)
+    #expect(await rig.until { $0.current?.path == "a.wav" })
+  }
+
+  @Test func seekingMovesThePositionAndIsAnnounced() async throws {
+    let rig = PlayerRig()
+    defer { rig.stop() }
+    try await rig.playing(atLeast: 0.1)
+    #expect(await rig.player.send(.skipForward(seconds: 12)) == .success)
+    #expect(rig.player.snapshot.position >= 12)
+    #expect(rig.notices.contains { if case .seeked(let p) = $0 { p >= 12 } else { false } })
+    #expect(await rig.player.send(.skipBackward(seconds: 100)) == .success)
+    #expect(rig.player.snapshot.position < 1)
+  }
+
+  @Test func stopForgetsThePositionAndLeavesTheAudioContext() async throws {
+    let rig = PlayerRig()
+    defer { rig.stop() }
+    try await rig.playing(atLeast: 0.2)
+    #expect(await rig.player.send(.stop) == .success)
+    let s = rig.player.snapshot
+    #expect(s.state == .stopped)
+    #expect(s.position == 0)
+    #expect(!s.isInAudioContext)
+    #expect(rig.session.activations.last == false)
+  }
+
+  // MARK: The queue
+
+  @Test func theQueuePlaysToItsEndAndSaysSo() async throws {
+    let rig = PlayerRig(tracks: ["a.wav", "b.wav"], frames: 4_410)
+    defer { rig.stop() }
+    #expect(await rig.player.send(.play) == .success)
+    try #require(await rig.until { _ in rig.notices.contains(.queueEnded(nothingPlayed: false)) })
+    #expect(rig.player.snapshot.state == .stopped)
+    let heard = rig.notices.compactMap { if case .nowPlaying(let t) = $0 { t.path } else { nil } }
+    #expect(heard == ["a.wav", "b.wav"])
+  }
+
+  /// Acceptance scenario 8 at the player: a bad file is named with its reason; the next plays.
+  @Test func aBadFileIsNamedAndTheNextPlays() async throws {
+    let rig = PlayerRig(tracks: ["a.wav", "broken.mp3", "c.wav"], frames: 4_410)
+    defer { rig.stop() }
+    #expect(await rig.player.send(.play) == .success)
+    try #require(await rig.until { _ in rig.notices.contains(.queueEnded(nothingPlayed: false)) })
+    #expect(rig.messages.contains("cannot play 'broken.mp3': not an audio file (ToneLibrary)"))
+    let heard = rig.notices.compactMap { if case .nowPlaying(let t) = $0 { t.path } else { nil } }
+    #expect(heard == ["a.wav", "c.wav"])
+    #expect(rig.player.snapshot.failed.values.contains("not an audio file"))
+  }
+
+  @Test func nothingPlayableEndsWithNothingPlayed() async throws {
+    let rig = PlayerRig(tracks: ["broken.mp3"])
+    defer { rig.stop() }
+    _ = await rig.player.send(.play)
+    #expect(await rig.until { _ in rig.notices.contains(.queueEnded(nothingPlayed: true)) })
+  }
+
+  @Test func repeatOnePlaysTheTrackAgainAndRepeatAllWraps() async throws {
+    let rig = PlayerRig(tracks: ["a.wav", "b.wav"], frames: 4_410)
+    defer { rig.stop() }
+    await rig.player.perform(.setRepeat(.one))
+    #expect(await rig.player.send(.play) == .success)
+    try #require(await rig.until { _ in rig.heard.count >= 3 })
+    #expect(Array(rig.heard.prefix(3)) == ["a.wav", "a.wav", "a.wav"])
+    // With repeat all, next at the last track wraps to the first.
+    await rig.player.perform(.setRepeat(.all))
+    #expect(await rig.player.send(.nextTrack) == .success)
+    try #require(await rig.until { $0.current?.path == "b.wav" })
+    #expect(rig.player.snapshot.enabledCommands.contains(.nextTrack))
+  }
+
+  @Test func shufflePlaysEveryTrackOnceStartingWithTheCurrent() async throws {
+    let paths = (0..<8).map { "t\($0).wav" }
+    let rig = PlayerRig(tracks: paths)
+    defer { rig.stop() }
+    await rig.player.perform(.setShuffle(true))
+    let order = rig.player.snapshot.playOrder.map(\.path)
+    #expect(order.first == "t0.wav")
+    #expect(Set(order) == Set(paths))
+    #expect(order != paths, "eight tracks came out in their own order")
+    await rig.player.perform(.setShuffle(false))
+    #expect(rig.player.snapshot.playOrder.map(\.path) == paths)
+  }
+
+  /// The queue is edited while the last seconds of a track play and the decoder has already
+  /// lined up what followed: what plays next is what the queue now says.
+  @Test func editingTheQueueNearTheEndOfATrackChangesWhatFollows() async throws {
+    let rig = PlayerRig(tracks: ["a.wav", "b.wav"], frames: 88_200)
+    defer { rig.stop() }
+    #expect(await rig.player.send(.play) == .success)
+    try #require(await rig.until { _ in rig.heard == ["a.wav"] })
+    await rig.player.perform(.add(["c.wav"], play: false))
+    let c = try #require(rig.player.snapshot.queue.last)
+    await rig.player.perform(.move(entry: c.id, to: 1))
+    try #require(await rig.until { _ in rig.heard.count >= 2 })
+    #expect(Array(rig.heard.prefix(2)) == ["a.wav", "c.wav"])
+  }
+
+  @Test func removingTheCurrentTrackWhilePlayingGoesOnWithTheNext() async throws {
+    let rig = PlayerRig(tracks: ["a.wav", "b.wav"])
+    defer { rig.stop() }
+    try await rig.playing(atLeast: 0.1)
+    let a = try #require(rig.player.snapshot.current)
+    await rig.player.perform(.remove(entry: a.id))
+    try #require(await rig.until { $0.current?.path == "b.wav" })
+    #expect(rig.player.snapshot.state == .playing)
+    #expect(rig.player.snapshot.queue.map(\.path) == ["b.wav"])
+  }
+
+  @Test func clearingTheQueueStopsAndDisablesEverything() async throws {
+    let rig = PlayerRig()
+    defer { rig.stop() }
+    try await rig.playing(atLeast: 0.1)
+    await rig.player.perform(.clear)
+    let s = rig.player.snapshot
+    #expect(s.state == .stopped)
+    #expect(s.enabledCommands.isEmpty)
+    #expect(!s.isInAudioContext)
+    #expect(await rig.player.send(.play) == .noSuchContent)
+  }
+
+  @Test func publishedInfoFollowsThePlayer() async throws {
+    let rig = PlayerRig()
+    defer { rig.stop() }
+    try await rig.playing(atLeast: 0.1)
+    try #require(await rig.until { _ in rig.lastPublished?.state == .playing })
+    #expect(rig.lastPublished?.title == "a")
+    #expect(rig.lastPublished?.duration == 30)
+    #expect(rig.lastPublished?.rate == 1)
+    _ = await rig.player.send(.pause)
+    #expect(rig.lastPublished?.state == .paused)
+    #expect(rig.lastPublished?.pausedBy == .user)
+  }
+
+  private let call = InterruptionCause(kind: .call, by: "call")
+  private let headphones = Route(name: "Headphones", kind: .headphones)
+  private var unplug: RouteChange {
+    RouteChange(reason: .oldDeviceUnavailable, previous: headphones, current: .speakers)
+  }
+  private var plug: RouteChange {
+    RouteChange(reason: .newDeviceAvailable, previous: .speakers, current: headphones)
+  }
+}
+
+// MARK: - Fakes
+
+/// A session server that grants (or refuses) activation and records what it was told.
+final class FakeSession: PlayerSession, Sendable {
+  private struct State {
+    var activations: [Bool] = []
+    var published: [(PlaybackInfo?, Set<RemoteCommandKind>)] = []
+    var refusal: ActivationRefusal?
+  }
+  private let state = Mutex(State())
+
+  func setCategory(_ category: Category, options: CategoryOptions) async throws {}
+
+  func setActive(_ active: Bool) async throws {
+    if active, let r = state.withLock({ $0.refusal }) { throw r }
+    state.withLock { $0.activations.append(active) }
+  }
+
+  func publish(_ info: PlaybackInfo?, commands: Set<RemoteCommandKind>) async {
+    state.withLock { $0.published.append((info, commands)) }
+  }
+
+  func refuse(_ refusal: ActivationRefusal?) { state.withLock { $0.refusal = refusal } }
+  var activations: [Bool] { state.withLock { $0.activations } }
+  var published: [(PlaybackInfo?, Set<RemoteCommandKind>)] { state.withLock { $0.published } }
+}
+
+/// A mixer in memory.
+final class FakeVolume: SystemVolume, @unchecked Sendable {
+  var volumePercent: Double
+  var isMuted = false
+  let canMute = true
+  init(percent: Double) { volumePercent = percent }
+  func setVolume(percent: Double) throws { volumePercent = min(100, max(0, percent)) }
+  func setMuted(_ muted: Bool) throws { isMuted = muted }
+}
+
+extension ToneDecoder.Configuration {
+  static func sine(_ frames: Int, hertz: Double) -> Self {
+    Self(frames: frames, signal: .sine(hertz: hertz, amplitude: 0.5))
+  }
+}
+
+/// A `Player` on fakes: 30 s sine tracks (or `frames` long) by name, except names starting
+/// with "broken", which will not open; paced fake outputs; and a record of what it said.
+final class PlayerRig: Sendable {
+  let player: Player
+  let session = FakeSession()
+  let devices: FakeDevices
+  private let said = Locked<[PlayerNotice]>([])
+  private let loop: Task<Void, Never>
+
+  init(
+    tracks: [String] = ["a.wav"], frames: Int = 1_323_000,
+    output: FakeOutput.Options = FakeOutput.Options(pacing: .realTime(speed: 1)),
+    configure: (inout Player.Configuration) -> Void = { _ in }
+  ) {
+    var tones: [String: ToneDecoder.Configuration] = [:]
+    var unreadable: [String: String] = [:]
+    for (i, path) in tracks.enumerated() {
+      if path.hasPrefix("broken") {
+        unreadable[path] = "not an audio file"
+      } else {
+        tones[path] = .sine(frames, hertz: 220 + 110 * Double(i))
+      }
+    }
+    tones["c.wav"] = .sine(frames, hertz: 1_000)
+    let library = ToneLibrary(tones, unreadable: unreadable)
+    let devices = FakeDevices(output)
+    self.devices = devices
+    var engine = AudioEngine.Configuration(
+      deviceName: "fake",
+      openDecoder: { path throws(DecodeError) in try library.open(path) },
+      openOutput: { name, format in try devices.open(name, format) })
+    engine.fadeIn = .zero
+    var configuration = Player.Configuration(engine: engine)
+    configuration.shuffleSeed = 42
+    configure(&configuration)
+    let player = Player(configuration: configuration, session: session)
+    self.player = player
+    let said = self.said
+    player.observe { _, notices in said.withLock { $0 += notices } }
+    loop = Task { await player.run(files: tracks) }
+  }
+
+  func stop() {
+    player.quit()
+  }
+
+  var notices: [PlayerNotice] { said.withLock { $0 } }
+  var messages: [String] {
+    notices.compactMap { if case .message(let m) = $0 { m } else { nil } }
+  }
+  var heard: [String] {
+    notices.compactMap { if case .nowPlaying(let t) = $0 { t.path } else { nil } }
+  }
+  var lastPublished: PlaybackInfo? { session.published.last?.0 }
+  var lastCommands: Set<RemoteCommandKind>? { session.published.last?.1 }
+
+  /// Plays, and waits until `seconds` have been heard.
+  func playing(atLeast seconds: Double) async throws {
+    #expect(await player.send(.play) == .success)
+    try #require(
+      await until { $0.state == .playing && $0.position(at: monotonicNanoseconds()) >= seconds })
+    // The snapshot's position is refreshed on the player's clock; ask it for a fresh one.
+    _ = await player.perform(.setRepeat(player.snapshot.repeatMode))
+  }
+
+  /// Polls the snapshot until `condition` holds (5 s at most).
+  func until(_ condition: (PlayerSnapshot) -> Bool) async -> Bool {
+    await eventually { condition(player.snapshot) }
+  }
+}
