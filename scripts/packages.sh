@@ -2,12 +2,15 @@
 # The Debian packages hark needs, in one place, and how to install them.
 # Sourced by scripts/quickstart and scripts/test.
 
-# What building and running hark needs: ALSA and libsndfile (with their headers for the build).
-HARK_RUNTIME_PACKAGES=(procps libasound2-dev libsndfile1-dev libasound2-plugins alsa-utils)
+# What building and running hark needs: ALSA and libsndfile (with their headers for the build);
+# the freedesktop sound theme and espeak-ng give the simulated apps their sounds and voice
+# (hark falls back to its own assets/sounds and a chime without them).
+HARK_RUNTIME_PACKAGES=(procps libasound2-dev libsndfile1-dev libasound2-plugins alsa-utils
+  sound-theme-freedesktop espeak-ng)
 # What the tests need on top: python3 reads `hark status --json` and measures recordings, tmux
 # drives the UI tests, PulseAudio's null sink plays in real time and parec records it, sox
-# makes the test tones.
-HARK_TEST_PACKAGES=("${HARK_RUNTIME_PACKAGES[@]}" python3 tmux pulseaudio pulseaudio-utils sox)
+# makes the test tones; gcc builds the assets test's small libsndfile checker.
+HARK_TEST_PACKAGES=("${HARK_RUNTIME_PACKAGES[@]}" python3 tmux pulseaudio pulseaudio-utils sox gcc)
 
 # install_packages NAME...: apt-get update, then apt-get install -y, as root or through sudo.
 install_packages() {

@@ -138,6 +138,8 @@ public final class AudioEngine: @unchecked Sendable {
     var deviceName: String
     var decoding: QueuedTrack?  // the decode thread's current track
     var switchFailure: OutputOpenError?
+    var ducked = false
+    var muted = false
     var announced: Int?  // ringStart of the last segment said to be heard
   }
 
@@ -254,7 +256,22 @@ public final class AudioEngine: @unchecked Sendable {
 
   /// Lowers the output while another app speaks (G9), or lifts it again.
   public func setDucked(_ ducked: Bool) {
-    targetGainBits.store((ducked ? configuration.duckGain : 1).bitPattern, ordering: .releasing)
+    shared.withLock { $0.ducked = ducked }
+    updateGain()
+  }
+
+  /// Silences the output (a game's soundtrack in silent mode, G2) without stopping it, or
+  /// lets it be heard again; ramped like ducking.
+  public func setMuted(_ muted: Bool) {
+    shared.withLock { $0.muted = muted }
+    updateGain()
+  }
+
+  private func updateGain() {
+    let gain = shared.withLock { s -> Float in
+      s.muted ? 0 : s.ducked ? configuration.duckGain : 1
+    }
+    targetGainBits.store(gain.bitPattern, ordering: .releasing)
   }
 
   /// The transport now.
@@ -277,6 +294,9 @@ public final class AudioEngine: @unchecked Sendable {
           ? .undecided : s.decoding.map { .next($0) } ?? .end)
     }
   }
+
+  /// The render thread, for tests that watch what it does.
+  var renderThreadID: pthread_t? { renderThread?.id }
 
   /// Stops both threads and closes the device.
   public func shutdown() {

@@ -45,6 +45,8 @@ private final class ThreadMain {
 /// A POSIX thread that can be joined: the engine's decode and render threads.
 final class JoinableThread {
   private var thread = pthread_t()
+  /// The thread's identity (tests watch the render thread's allocations by it).
+  var id: pthread_t { thread }
 
   init(_ body: @escaping @Sendable () -> Void) {
     let box = Unmanaged.passRetained(ThreadMain(body)).toOpaque()

@@ -98,13 +98,23 @@ start_pulse() {
   E2E_PIDS+=($!)
   export PULSE_SERVER="unix:$PULSE_RUNTIME_PATH/native" PULSE_SINK=out
   wait_for 10 "the PulseAudio daemon" pactl info
-  python3 "$PROBE" record out.monitor "$E2E_DIR/rec.raw" &
+  start_recorder out "$E2E_DIR/rec.raw"
+}
+
+# start_recorder SINK FILE: records SINK's monitor into FILE (and FILE.t0).
+start_recorder() {
+  python3 "$PROBE" record "$1.monitor" "$2" &
   E2E_PIDS+=($!)
-  wait_for 5 "the recorder" test -s "$E2E_DIR/rec.raw.t0"
+  wait_for 5 "the recorder of $1" test -s "$2.t0"
 }
 
 now() { echo "$EPOCHREALTIME"; }
+# probe COMMAND T1 T2: measures the recording of "out"; probe_other measures "other"'s, once
+# `start_recorder other "$E2E_DIR/rec-other.raw"` runs.
 probe() { python3 "$PROBE" "$1" "$E2E_DIR/rec.raw" "${@:2}"; }
+probe_other() { python3 "$PROBE" "$1" "$E2E_DIR/rec-other.raw" "${@:2}"; }
+# ago SECONDS: the wall-clock time that many seconds ago.
+ago() { python3 -c "print($(now) - $1)"; }
 # Floating-point checks: `check "A <= B"` with python3 doing the arithmetic.
 check() { python3 -c "import sys; sys.exit(0 if ($1) else 1)"; }
 # playback FIELD: a field of hark's published playback state.

@@ -19,19 +19,28 @@ struct Call: AsyncParsableCommand {
   @Flag(help: "The call is declined after ringing instead of answered.")
   var declined = false
 
+  @OptionGroup var sound: SoundOptions
+
   func run() async throws {
-    let app = await SimulatedApp.start("call")
+    let app = await SimulatedApp.start("call", sound: sound)
     await app.setCategory(.playAndRecord, mode: .voiceCall)
     guard await app.activate() else { app.finish(status: 1) }
-    app.say("incoming call, ringing for \(ring)")
+    // The ring tone is an alert: silent mode silences it (G2), as a phone's switch does.
+    app.say(
+      "incoming call, ringing for \(ring)"
+        + (app.silentMode ? " (silently: silent mode is on)" : ""))
     await app.publish(.playing, title: "Incoming call")
-    if await wait(app, for: ring) {
+    app.play(sound: "phone-incoming-call", loop: true)
+    app.sound?.setMuted(app.silentMode)
+    let answered = await wait(app, for: ring, ringing: true)
+    app.sound?.stop()
+    if answered {
       if declined {
         app.say("declined")
       } else {
         app.say("connected, talking for \(talk)")
         await app.publish(.playing, title: "Call in progress", position: 0, duration: talk.value)
-        _ = await wait(app, for: talk)
+        _ = await wait(app, for: talk, ringing: false)
       }
     }
     app.say("hung up")
@@ -41,12 +50,13 @@ struct Call: AsyncParsableCommand {
   }
 
   /// Waits, printing what happens; false when Ctrl-C or SIGTERM cut it short.
-  private func wait(_ app: SimulatedApp, for seconds: Seconds) async -> Bool {
+  private func wait(_ app: SimulatedApp, for seconds: Seconds, ringing: Bool) async -> Bool {
     let deadline = ContinuousClock.Instant.after(seconds)
     while let input = await app.next(until: deadline) {
       switch input {
       case .signal: return false
       case .command(let c): c.respond(.commandDisabled)
+      case .event(.silentMode(let on, _)) where ringing: app.sound?.setMuted(on)
       case .event, .wake: break
       }
     }

@@ -1,4 +1,6 @@
 import ArgumentParser
+import Glibc
+import PlayerEngine
 import SessionCore
 
 struct Simulate: AsyncParsableCommand {
@@ -15,12 +17,16 @@ extension Simulate {
     @Option(help: ArgumentHelp("How long it rings.", valueName: "seconds"))
     var seconds = Seconds(5)
 
+    @OptionGroup var sound: SoundOptions
+
     func run() async throws {
-      let app = await SimulatedApp.start("alarm")
+      let app = await SimulatedApp.start("alarm", sound: sound)
       await app.setCategory(.playback)
       guard await app.activate() else { app.finish(status: 1) }
       app.say("ringing for \(seconds)")
       await app.publish(.playing, title: "Alarm", commands: [.stop, .pause])
+      // An alarm the user set rings even in silent mode (G2).
+      app.play(sound: "alarm-clock-elapsed", loop: true)
       let deadline = ContinuousClock.Instant.after(seconds)
       loop: while let input = await app.next(until: deadline) {
         switch input {
@@ -30,9 +36,14 @@ extension Simulate {
           c.respond(.success)
           app.say("dismissed by remote command '\(c.command.kind.rawValue)'")
           break loop
+        case .event(.interruption(.began)):
+          app.sound?.pause()
         case .event(.interruption(.ended)):
           // Like a game, an alarm has no transport: it rings again after any interruption.
-          if await app.activate() { app.say("ringing again") }
+          if await app.activate() {
+            app.sound?.resume()
+            app.say("ringing again")
+          }
         case .event, .wake: break
         }
       }
@@ -55,15 +66,29 @@ extension Simulate {
         "How long it speaks (default: from the text's length).", valueName: "seconds"))
     var seconds: Seconds?
 
+    @OptionGroup var sound: SoundOptions
+
     func run() async throws {
-      let app = await SimulatedApp.start("nav")
+      let app = await SimulatedApp.start("nav", sound: sound)
       await app.setCategory(.playback, options: [.mixWithOthers, .duckOthers])
-      // About three words a second, as a voice prompt speaks.
+      // The prompt is spoken by espeak-ng when it is installed, else a chime stands for it.
+      let speech = sound.noSound ? nil : Self.speak(text)
+      defer { if let speech { unlink(speech) } }
+      // About three words a second, as a voice prompt speaks, unless the speech says.
       let words = Double(text.split(separator: " ").count)
-      let length = seconds ?? Seconds(max(1.5, (words / 3 * 10).rounded() / 10 + 0.5))
+      let spoken = speech.flatMap(AppSound.duration(of:)).map {
+        Seconds(($0 * 10).rounded() / 10 + 0.3)
+      }
+      let length = seconds ?? spoken ?? Seconds(max(1.5, (words / 3 * 10).rounded() / 10 + 0.5))
       guard await app.activate() else { app.finish(status: 1) }
-      app.say("speaking \"\(text)\" (\(length))")
+      app.say(
+        "speaking \"\(text)\" (\(length))" + (speech == nil ? " (a chime: no espeak-ng)" : ""))
       await app.publish(.playing, title: text)
+      if let speech {
+        app.sound?.play(speech, loop: false)
+      } else {
+        app.play(sound: "message-new-instant", loop: false)
+      }
       let deadline = ContinuousClock.Instant.after(length)
       loop: while let input = await app.next(until: deadline) {
         switch input {
@@ -76,9 +101,21 @@ extension Simulate {
         }
       }
       app.say("done")
+      app.sound?.stop()
       await app.deactivate(notifyingOthers: true)
       await app.publish(.stopped, title: text)
       app.finish()
+    }
+
+    /// The prompt as a WAV file made by espeak-ng; nil when it is not installed or fails.
+    static func speak(_ text: String) -> String? {
+      let dir = ProcessEnvironment.get("XDG_RUNTIME_DIR") ?? "/tmp"
+      let path = "\(dir)/hark-nav-\(getpid()).wav"
+      guard runQuietly("espeak-ng", ["-w", path, text]) == 0 else {
+        unlink(path)
+        return nil
+      }
+      return path
     }
   }
 
@@ -94,8 +131,10 @@ extension Simulate {
     @Option(help: ArgumentHelp("How long it runs before it exits.", valueName: "seconds"))
     var seconds = Seconds(10)
 
+    @OptionGroup var sound: SoundOptions
+
     func run() async throws {
-      let app = await SimulatedApp.start("music")
+      let app = await SimulatedApp.start("music", sound: sound)
       await app.setCategory(.playback)
       guard await app.activate() else { app.finish(status: 1) }
       let title = "Simulated music"
@@ -103,6 +142,9 @@ extension Simulate {
       let started = ContinuousClock.now
       app.say("playing for \(seconds)")
       await app.publish(.playing, title: title, commands: commands, position: 0)
+      if let music = Assets.music, let track = Self.firstTrack(in: music) {
+        app.sound?.play(track, loop: true)
+      }
       var playing = true
       var playingWhenInterrupted = false
       func position() -> Double {
@@ -112,12 +154,14 @@ extension Simulate {
 
       func pause(by cause: PauseCause) async {
         playing = false
+        app.sound?.pause()
         await app.publish(
           .paused, title: title, pausedBy: cause, commands: commands, position: position())
       }
       func resume() async -> Bool {
         guard await app.activate() else { return false }
         playing = true
+        app.sound?.resume()
         await app.publish(.playing, title: title, commands: commands, position: position())
         return true
       }
@@ -162,9 +206,16 @@ extension Simulate {
         }
       }
       app.say("exits")
+      app.sound?.stop()
       await app.deactivate(notifyingOthers: false)
       await app.publish(.stopped, title: title)
       app.finish()
+    }
+
+    /// The bundled music's second track (Ogg Vorbis), else the first file there.
+    static func firstTrack(in folder: String) -> String? {
+      let files = QueueLoader.load([folder]).files
+      return files.first { $0.hasSuffix(".ogg") } ?? files.first
     }
   }
 
@@ -175,12 +226,15 @@ extension Simulate {
     @Option(help: ArgumentHelp("How long it listens and speaks.", valueName: "seconds"))
     var seconds = Seconds(3)
 
+    @OptionGroup var sound: SoundOptions
+
     func run() async throws {
-      let app = await SimulatedApp.start("assistant")
+      let app = await SimulatedApp.start("assistant", sound: sound)
       await app.setCategory(.playAndRecord)
       guard await app.activate() else { app.finish(status: 1) }
       app.say("listening for \(seconds)")
       await app.publish(.playing, title: "Voice assistant")
+      app.play(sound: "message-new-instant", loop: false)
       let deadline = ContinuousClock.Instant.after(seconds)
       loop: while let input = await app.next(until: deadline) {
         switch input {
@@ -207,8 +261,10 @@ extension Simulate {
     @Option(help: ArgumentHelp("How long it runs.", valueName: "seconds"))
     var seconds = Seconds(10)
 
+    @OptionGroup var sound: SoundOptions
+
     func run() async throws {
-      let app = await SimulatedApp.start("game")
+      let app = await SimulatedApp.start("game", sound: sound)
       let other: Bool
       do { other = try await app.session.isOtherAudioPlaying() } catch {
         die("game: \(error)")
@@ -221,24 +277,36 @@ extension Simulate {
       await app.setCategory(category)
       guard await app.activate() else { app.finish(status: 1) }
       let title = "Game soundtrack"
-      app.say("playing for \(seconds)")
+      app.say("playing for \(seconds)" + (app.silentMode ? " (muted: silent mode is on)" : ""))
       await app.publish(.playing, title: title)
+      if let music = Assets.music {
+        let files = QueueLoader.load([music]).files
+        if let track = files.first(where: { $0.hasSuffix(".wav") }) ?? files.first {
+          app.sound?.play(track, loop: true)
+        }
+      }
+      // soloAmbient and ambient are silenced by silent mode (G2).
+      app.sound?.setMuted(app.silentMode)
       let deadline = ContinuousClock.Instant.after(seconds)
       loop: while let input = await app.next(until: deadline) {
         switch input {
         case .signal: break loop
         case .command(let c): c.respond(.commandDisabled)
         case .event(.interruption(.began)):
+          app.sound?.pause()
           await app.publish(.paused, title: title, pausedBy: .interruption)
         case .event(.interruption(.ended)):
           // G15: no playback controls, so resume after every interruption.
           if await app.activate() {
+            app.sound?.resume()
             app.say("resumed")
             await app.publish(.playing, title: title)
           }
         case .event(.silenceSecondaryAudioHint(.begin)):
+          app.sound?.setDucked(true)
           app.say("soundtrack quieted, sound effects go on")
         case .event(.silenceSecondaryAudioHint(.end)):
+          app.sound?.setDucked(false)
           app.say("soundtrack back")
         case .event, .wake: break
         }

@@ -1,3 +1,4 @@
+import ArgumentParser
 import Dispatch
 import Glibc
 import SessionCore
@@ -19,23 +20,31 @@ enum AppInput {
 final class SimulatedApp {
   let name: String
   let session: AudioSession
+  /// The app's sound, unless `--no-sound`.
+  let sound: AppSound?
+  /// Silent mode (G2), as the server last said.
+  private(set) var silentMode: Bool
   private var inputs: AsyncStream<AppInput>.Iterator
   private let continuation: AsyncStream<AppInput>.Continuation
   private var forwarders: [Task<Void, Never>] = []
   private var signalSources: [any DispatchSourceSignal] = []
 
   /// Connects to the session server (starting it if needed) or exits with the reason.
-  static func start(_ name: String) async -> SimulatedApp {
-    do {
-      return SimulatedApp(name: name, session: try await AudioSession.connect(.init(name: name)))
-    } catch {
+  static func start(_ name: String, sound: SoundOptions) async -> SimulatedApp {
+    let session: AudioSession
+    do { session = try await AudioSession.connect(.init(name: name)) } catch {
       die(error.description)
     }
+    return SimulatedApp(
+      name: name, session: session,
+      sound: sound.noSound ? nil : AppSound(app: name, device: sound.device))
   }
 
-  private init(name: String, session: AudioSession) {
+  private init(name: String, session: AudioSession, sound: AppSound?) {
     self.name = name
     self.session = session
+    self.sound = sound
+    silentMode = session.welcome.silent
     let (stream, continuation) = AsyncStream<AppInput>.makeStream()
     self.inputs = stream.makeAsyncIterator()
     self.continuation = continuation
@@ -72,7 +81,16 @@ final class SimulatedApp {
       guard let input = await inputs.next() else { return nil }
       switch input {
       case .wake: continue  // an earlier timer's, or ours: the loop condition decides
-      case .event(let event): say(Self.describe(event))
+      case .event(let event):
+        say(Self.describe(event))
+        switch event {
+        case .ducking(let ducked): sound?.setDucked(ducked)
+        case .silentMode(let on, let mutes):
+          silentMode = on
+          sound?.setMuted(mutes)
+        case .mediaServicesWereReset: silentMode = session.welcome.silent
+        case .interruption, .routeChange, .silenceSecondaryAudioHint, .nowPlaying: break
+        }
       case .command, .signal: break
       }
       return input
@@ -126,8 +144,19 @@ final class SimulatedApp {
     }
   }
 
+  /// Plays the freedesktop sound `soundName` (the theme's, else hark's own), once or looped.
+  func play(sound soundName: String, loop: Bool, whenDone: (@Sendable () -> Void)? = nil) {
+    guard let sound else { return }
+    guard let path = AppSound.themed(soundName) else {
+      say("no sound: no '\(soundName)' in the sound theme nor in hark's assets")
+      return
+    }
+    sound.play(path, loop: loop, whenDone: whenDone)
+  }
+
   /// Disconnects and exits.
   func finish(status: Int32 = 0) -> Never {
+    sound?.close()
     session.close()
     exit(status)
   }
@@ -165,6 +194,18 @@ final class SimulatedApp {
       return "media services were reset; registered again"
     }
   }
+}
+
+/// How a simulated app sounds: `--device` and `--no-sound`.
+struct SoundOptions: ParsableArguments {
+  @Option(
+    help: ArgumentHelp(
+      "The ALSA device its sound plays on; default: the config's, else 'default'.",
+      valueName: "device"))
+  var device: String?
+
+  @Flag(help: "Play no sound; only the session and the printed lines.")
+  var noSound = false
 }
 
 extension ContinuousClock.Instant {
