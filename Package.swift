@@ -61,6 +61,11 @@ let package = Package(
     .testTarget(
       name: "PlayerEngineTests",
       dependencies: ["PlayerEngine", "AudioCore", "AudioTestSupport", "SessionCore"]),
+    // Test only: counts one thread's heap allocations by replacing malloc and its kin.
+    .target(name: "CMallocCounter", path: "Tests/CMallocCounter"),
+    .testTarget(
+      name: "RenderPathTests",
+      dependencies: ["PlayerEngine", "AudioCore", "AudioTestSupport", "CMallocCounter"]),
     .testTarget(
       name: "SessionServerTests",
       dependencies: ["SessionServer", "SessionWire", "SessionCore"]),
