@@ -21,11 +21,15 @@ public struct PlaybackInfo: Sendable, Hashable, Codable {
   /// 1 while playing at normal speed, 0 while paused.
   public var rate: Double?
   public var pausedBy: PauseCause?
+  /// The output it plays on ("pulse", "hw:1,0").
+  public var output: String?
+  /// The system volume of that output in percent (G3); nil where it has none.
+  public var volume: Double?
 
   public init(
     state: PlaybackState, title: String? = nil, artist: String? = nil, album: String? = nil,
     duration: Double? = nil, position: Double? = nil, rate: Double? = nil,
-    pausedBy: PauseCause? = nil
+    pausedBy: PauseCause? = nil, output: String? = nil, volume: Double? = nil
   ) {
     self.state = state
     self.title = title
@@ -35,10 +39,12 @@ public struct PlaybackInfo: Sendable, Hashable, Codable {
     self.position = position
     self.rate = rate
     self.pausedBy = pausedBy
+    self.output = output
+    self.volume = volume
   }
 
   private enum CodingKeys: String, CodingKey {
-    case state, title, artist, album, duration, position, rate, pausedBy
+    case state, title, artist, album, duration, position, rate, pausedBy, output, volume
   }
 
   /// Every key is written, absent values as null, so readers of `hark status --json` can rely
@@ -53,6 +59,8 @@ public struct PlaybackInfo: Sendable, Hashable, Codable {
     try c.encode(position, forKey: .position)
     try c.encode(rate, forKey: .rate)
     try c.encode(pausedBy, forKey: .pausedBy)
+    try c.encode(output, forKey: .output)
+    try c.encode(volume, forKey: .volume)
   }
 }
 

@@ -69,7 +69,10 @@ public struct PlayerSnapshot: Sendable, Equatable {
     PlaybackInfo(
       state: state, title: title, artist: metadata.artist, album: metadata.album,
       duration: duration, position: (position * 1000).rounded() / 1000,
-      rate: state == .playing ? 1 : 0, pausedBy: pausedBy)
+      rate: state == .playing ? 1 : 0, pausedBy: pausedBy, output: deviceName,
+      volume: {
+        if case .level(let p, _) = volume { (p * 10).rounded() / 10 } else { nil }
+      }())
   }
 
   /// Whether the player is in an audio context (G18): eligible to be the now-playing app and to

@@ -285,6 +285,7 @@ public final class AudioSession: Sendable {
     p.duration = clean(p.duration)
     p.position = clean(p.position)
     p.rate = clean(p.rate)
+    p.volume = clean(p.volume)
     return p
   }
 

@@ -146,6 +146,9 @@ struct Status: AsyncParsableCommand {
       text += "\t\(p.state.rawValue)"
       if let by = p.pausedBy { text += " (\(by.rawValue))" }
       if let t = p.title { text += " '\(t)'" }
+      if let output = p.output {
+        text += " on '\(output)'" + (p.volume.map { " at \(Int($0.rounded()))%" } ?? " (no volume control)")
+      }
     }
     return text
   }
