@@ -147,7 +147,9 @@ struct Status: AsyncParsableCommand {
       if let by = p.pausedBy { text += " (\(by.rawValue))" }
       if let t = p.title { text += " '\(t)'" }
       if let output = p.output {
-        text += " on '\(output)'" + (p.volume.map { " at \(Int($0.rounded()))%" } ?? " (no volume control)")
+        text +=
+          " on '\(output)'"
+          + (p.volume.map { " at \(Int($0.rounded()))%" } ?? " (no volume control)")
       }
     }
     return text
