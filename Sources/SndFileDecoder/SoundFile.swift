@@ -11,6 +11,11 @@ public final class SoundFile: AudioDecoder {
   public let frameCount: Int?
   public let isSeekable: Bool
   public let metadata: TrackMetadata
+  /// Frames read so far (decode thread).
+  private var framesRead = 0
+  /// A WAV or AIFF whose header promises more data than the file holds (libsndfile trims the
+  /// length to what is there and notes it in its log).
+  private let headerPromisesMore: Bool
 
   /// Opens `path` (sf_open). Throws with plain words when it is missing, empty, unreadable or
   /// not audio libsndfile knows.
@@ -39,6 +44,14 @@ public final class SoundFile: AudioDecoder {
       title: tag(Int32(SF_STR_TITLE)), artist: tag(Int32(SF_STR_ARTIST)),
       album: tag(Int32(SF_STR_ALBUM)),
       trackNumber: tag(Int32(SF_STR_TRACKNUMBER)).flatMap { Int($0.prefix { $0.isNumber }) })
+    var log = [CChar](repeating: 0, count: 4096)
+    sf_command(h, Int32(SFC_GET_LOG_INFO), &log, Int32(log.count))
+    let text = String(decoding: log.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    // "RIFF : 904206 (should be 119992)", "data : 904170 (should be 119956)".
+    headerPromisesMore = text.split(separator: "\n").contains {
+      ($0.hasPrefix("RIFF") || $0.hasPrefix("data") || $0.hasPrefix("FORM") || $0.hasPrefix("SSND"))
+        && $0.contains("should be")
+    }
   }
 
   deinit { sf_close(handle) }
@@ -55,10 +68,36 @@ public final class SoundFile: AudioDecoder {
           detail: String(cString: sf_error_number(code)))
       }
     }
+    framesRead += Int(max(0, n))
+    if n <= 0, let cut = cutShort() { throw cut }
     return Int(max(0, n))
   }
 
+  /// At the end of what the file holds: whether it holds less than it says. FLAC and MP3 say
+  /// their length up front (MP3's is an estimate, hence the 2% leeway); a WAV's header says
+  /// how much data follows. Ogg streams do not say, and play to wherever they end.
+  private func cutShort() -> DecodeError? {
+    let heard = format.seconds(framesRead)
+    if let total = frameCount, framesRead < total - max(total / 50, format.sampleRate / 10) {
+      return DecodeError(
+        path: path,
+        reason: "the file is cut short after \(seconds(heard)) of \(seconds(format.seconds(total)))")
+    }
+    if headerPromisesMore {
+      return DecodeError(
+        path: path,
+        reason: "the file is cut short after \(seconds(heard)) (its header promises more)")
+    }
+    return nil
+  }
+
+  private func seconds(_ s: Double) -> String {
+    let tenths = Int((s * 10).rounded())
+    return "\(tenths / 10).\(tenths % 10) s"
+  }
+
   public func seek(toFrame frame: Int) throws(DecodeError) {
+    framesRead = frame
     guard sf_seek(handle, sf_count_t(frame), SEEK_SET) >= 0 else {
       throw DecodeError(
         path: path, reason: "cannot seek in it", detail: String(cString: sf_strerror(handle)))

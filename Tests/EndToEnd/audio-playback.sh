@@ -52,17 +52,28 @@ sox -n -r 44100 -c 2 "$media/good.wav" synth 1.5 sine 440 vol 0.5
 start bad hark play --no-ui --device pulse "$media/truncated.wav" "$media/corrupt.flac" \
   "$media/empty.ogg" "$media/notes.mp3" "$media/good.wav"
 wait "$PID_bad" || fail "the player failed although good.wav played (exit $?)"
+expect_log bad "cannot play '$media/truncated.wav': the file is cut short after 0.1 s (its header promises more)"
 expect_log bad "cannot play '$media/corrupt.flac': "
 expect_log bad "cannot play '$media/empty.ogg': the file is empty"
 expect_log bad "cannot play '$media/notes.mp3': "
 expect_log bad "playing 'good' (5/5)"
-pass "a corrupt, an empty and a non-audio file were skipped with a reason; the good file played"
+pass "a truncated, a corrupt, an empty and a non-audio file were named with a reason; the good file played"
 set +e
 "$HARK_BIN" play --no-ui --device pulse "$media/empty.ogg" "$media/notes.mp3" >"$E2E_DIR/none.log" 2>&1
 rc=$?
 set -e
 [ $rc -eq 1 ] || fail "a queue with nothing playable exited $rc, expected 1"
 pass "a queue with nothing playable exits 1"
+
+# --- Without a session server (no XDG_RUNTIME_DIR) hark says what that means and plays on.
+set +e
+env -u XDG_RUNTIME_DIR "$HARK_BIN" play --no-ui --device null "$media/good.wav" >"$E2E_DIR/alone.log" 2>&1
+rc=$?
+set -e
+[ $rc -eq 0 ] || fail "without a session server: exit $rc: $(cat "$E2E_DIR/alone.log")"
+grep -q "playing on without it" "$E2E_DIR/alone.log" || fail "without a session server: $(cat "$E2E_DIR/alone.log")"
+grep -q "playing 'good' (1/1)" "$E2E_DIR/alone.log" || fail "without a session server nothing played"
+pass "without a session server hark says so once and plays on"
 
 # --- A format change between tracks plays both: 44.1 kHz stereo 440 Hz, then 48 kHz mono 660 Hz.
 sox -n -r 48000 -c 1 "$media/mono48k.flac" synth 1.5 sine 660 vol 0.5

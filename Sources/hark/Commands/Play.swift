@@ -48,10 +48,7 @@ struct Play: AsyncParsableCommand {
     let (files, problems) = QueueLoader.load(paths)
     for p in problems { FileHandleStderr.write("hark: \(p)\n") }
     guard !files.isEmpty else { die("nothing to play") }
-    let session: AudioSession
-    do { session = try await AudioSession.connect(.init(name: "hark")) } catch {
-      die(error.description)
-    }
+    let session = await connectOrPlayAlone()
     let player = HeadlessPlayer(
       files: files, device: device ?? settings.device,
       duckDecibels: duck ?? settings.duckLevelDecibels,
@@ -124,5 +121,16 @@ struct Ctl: AsyncParsableCommand {
     default:
       throw ValidationError("unknown command '\(verb)'; see 'hark ctl --help'")
     }
+  }
+}
+
+/// The player's session; when no server can be reached, nil, and the user is told what that
+/// means (STYLE.md §5: say it, and play on).
+func connectOrPlayAlone() async -> AudioSession? {
+  do { return try await AudioSession.connect(.init(name: "hark")) } catch {
+    FileHandleStderr.write(
+      "hark: \(error); playing on without it: calls and other apps will not pause hark, "
+        + "and 'hark ctl' cannot reach it\n")
+    return nil
   }
 }

@@ -13,22 +13,22 @@ import Synchronization
 /// be played, 128 + the signal on SIGINT or SIGTERM (after stopping cleanly).
 final class HeadlessPlayer {
   private let player: Player
-  private let port: SessionPort
+  private let port: SessionPort?
   private let files: [String]
   private let exitStatus = FirstStatus()
   private var signalSources: [any DispatchSourceSignal] = []
 
   init(
     files: [String], device: String, duckDecibels: Double, resumeOnReconnect: Bool,
-    session: AudioSession
+    session: AudioSession?
   ) {
     self.files = files
-    port = SessionPort(session)
+    port = session.map(SessionPort.init)
     var configuration = Player.Configuration(
       engine: .alsa(device: device, duckDecibels: duckDecibels),
       makeVolume: { Mixer(forDevice: $0) })
     configuration.resumeOnReconnect = resumeOnReconnect
-    player = Player(configuration: configuration, session: port)
+    player = Player(configuration: configuration, session: port ?? LocalSession())
   }
 
   func run() async -> Int32 {
@@ -61,10 +61,10 @@ final class HeadlessPlayer {
       source.resume()
       signalSources.append(source)
     }
-    let forwarders = port.connect(to: player)
+    let forwarders = port?.connect(to: player) ?? []
     await player.run(files: files, autoplay: true)
     for f in forwarders { f.cancel() }
-    port.session.close()
+    port?.session.close()
     return exitStatus.value ?? 1
   }
 }

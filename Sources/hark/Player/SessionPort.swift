@@ -42,3 +42,12 @@ final class SessionPort: PlayerSession {
     ]
   }
 }
+
+/// The player's session when no session server can be reached: every activation is granted and
+/// nothing is published. hark then plays on, alone: other apps cannot interrupt it and
+/// `hark ctl` cannot reach it, which the user is told once.
+final class LocalSession: PlayerSession {
+  func setCategory(_ category: Category, options: CategoryOptions) async throws {}
+  func setActive(_ active: Bool) async throws {}
+  func publish(_ info: PlaybackInfo?, commands: Set<RemoteCommandKind>) async {}
+}
