@@ -81,7 +81,8 @@ public final class SoundFile: AudioDecoder {
     if let total = frameCount, framesRead < total - max(total / 50, format.sampleRate / 10) {
       return DecodeError(
         path: path,
-        reason: "the file is cut short after \(seconds(heard)) of \(seconds(format.seconds(total)))")
+        reason: "the file is cut short after \(seconds(heard)) of \(seconds(format.seconds(total)))"
+      )
     }
     if headerPromisesMore {
       return DecodeError(
