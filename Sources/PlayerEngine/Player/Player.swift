@@ -410,7 +410,12 @@ public final class Player: @unchecked Sendable {
       interruption = cause
       await carryOut(policy.interruptionBegan(cause))
     case .interruption(.ended(let shouldResume, let reason)):
-      await carryOut(policy.interruptionEnded(shouldResume: shouldResume, reason: reason))
+      let by = interruption?.by
+      let effects = policy.interruptionEnded(shouldResume: shouldResume, reason: reason)
+      await carryOut(effects)
+      if effects.contains(.activateAndPlay) && policy.isPlaying {
+        say("resumed" + (by.map { ": '\($0)' ended" } ?? ""))
+      }
       interruption = nil
     case .routeChange(let change):
       route = change.current

@@ -35,7 +35,29 @@ final class HeadlessPlayer {
     let player = self.player
     let total = files.count
     let status = exitStatus
+    let last = LastState()
     player.observe { snap, notices in
+      // The user's pause and play, and stops, get a line of their own; the other changes of
+      // state are said by the notices (an interruption, an unplugged output, a new track).
+      let before = last.swap(snap.state)
+      let newTrack = notices.contains {
+        switch $0 {
+        case .nowPlaying: true
+        case .message(let m): m.hasPrefix("resumed")
+        case .seeked, .queueEnded: false
+        }
+      }
+      switch (before, snap.state) {
+      case (.playing, .paused) where snap.pausedBy == .user:
+        say("paused at \(formatTime(snap.position))")
+      case (.paused, .playing) where !newTrack:
+        say("playing from \(formatTime(snap.position))")
+      case (.playing, .stopped), (.paused, .stopped):
+        if !notices.contains(where: { if case .queueEnded = $0 { true } else { false } }) {
+          say("stopped")
+        }
+      default: break
+      }
       for notice in notices {
         switch notice {
         case .nowPlaying(let track):
@@ -66,6 +88,17 @@ final class HeadlessPlayer {
     for f in forwarders { f.cancel() }
     port?.session.close()
     return exitStatus.value ?? 1
+  }
+}
+
+/// The state the last snapshot showed, for lines about changes.
+private final class LastState: Sendable {
+  private let state = Mutex(PlaybackState.stopped)
+  func swap(_ new: PlaybackState) -> PlaybackState {
+    state.withLock { s in
+      defer { s = new }
+      return s
+    }
   }
 }
 
