@@ -37,7 +37,7 @@ public struct Settings: Hashable, Sendable {
         settings.device = s
       case "music_dir":
         guard case .string(let s) = value, !s.isEmpty else { wrongKind("a folder"); continue }
-        settings.musicDirectory = s
+        settings.musicDirectory = expandingTilde(s)
       case "duck_level_db":
         guard let d = value.number else { wrongKind("a number of dB"); continue }
         guard d >= -60 && d <= 0 else {
@@ -102,6 +102,12 @@ extension ConfigValue {
     case .string, .boolean, .array: nil
     }
   }
+}
+
+/// "~/Music" → "$HOME/Music"; other paths as they are.
+func expandingTilde(_ path: String) -> String {
+  guard path == "~" || path.hasPrefix("~/"), let home = environment("HOME") else { return path }
+  return home + path.dropFirst()
 }
 
 func environment(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }

@@ -63,6 +63,12 @@ import Testing
     #expect(problems[2].message == "'music_dir' is set twice; the first one counts")
   }
 
+  @Test func aMusicFolderUnderHomeIsExpanded() throws {
+    let home = try #require(environment("HOME"))
+    #expect(Settings.parse("music_dir = \"~/Music\"").0.musicDirectory == home + "/Music")
+    #expect(Settings.parse("music_dir = \"/srv/~x\"").0.musicDirectory == "/srv/~x")
+  }
+
   @Test func stringsKeepTheirEscapes() {
     let (settings, problems) = Settings.parse(#"music_dir = "/m/\"x\"\t\u00e9\\""#)
     #expect(problems.isEmpty)
