@@ -2,12 +2,16 @@
 # The Debian packages hark needs, in one place, and how to install them.
 # Sourced by scripts/quickstart and scripts/test.
 
-# What building and running hark needs: ALSA and libsndfile (with their headers for the build).
-HARK_RUNTIME_PACKAGES=(procps libasound2-dev libsndfile1-dev libasound2-plugins alsa-utils)
+# What building and running hark needs: ALSA, libsndfile and libdbus (with their headers for the
+# build; libdbus serves MPRIS).
+HARK_RUNTIME_PACKAGES=(procps libasound2-dev libsndfile1-dev libdbus-1-dev libasound2-plugins
+  alsa-utils)
 # What the tests need on top: python3 reads `hark status --json` and measures recordings, tmux
 # drives the UI tests, PulseAudio's null sink plays in real time and parec records it, sox
-# makes the test tones.
-HARK_TEST_PACKAGES=("${HARK_RUNTIME_PACKAGES[@]}" python3 tmux pulseaudio pulseaudio-utils sox)
+# makes the test tones; the MPRIS tests start private buses with dbus-daemon, watch them with
+# dbus-monitor and dbus-send (dbus-bin), and drive the player with playerctl.
+HARK_TEST_PACKAGES=("${HARK_RUNTIME_PACKAGES[@]}" python3 tmux pulseaudio pulseaudio-utils sox
+  dbus-daemon dbus-bin playerctl)
 
 # install_packages NAME...: apt-get update, then apt-get install -y, as root or through sudo.
 install_packages() {
