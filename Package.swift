@@ -23,6 +23,9 @@ let package = Package(
     .target(name: "AudioCore"),
     .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
     .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
+    .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+    // An MPRIS2 server on the D-Bus session bus; depends on nothing of hark's, so it is reusable.
+    .target(name: "MPRIS", dependencies: ["CDBus"]),
     // ALSA playback devices and the simple mixer (system volume, G3).
     .target(name: "ALSAOutput", dependencies: ["AudioCore", "CALSA"]),
     // libsndfile decoding: WAV, AIFF, FLAC, Ogg Vorbis, Opus, MP3.
@@ -66,6 +69,7 @@ let package = Package(
     .testTarget(
       name: "RenderPathTests",
       dependencies: ["PlayerEngine", "AudioCore", "AudioTestSupport", "CMallocCounter"]),
+    .testTarget(name: "MPRISTests", dependencies: ["MPRIS"]),
     .testTarget(
       name: "SessionServerTests",
       dependencies: ["SessionServer", "SessionWire", "SessionCore"]),

@@ -2,15 +2,19 @@
 # The Debian packages hark needs, in one place, and how to install them.
 # Sourced by scripts/quickstart and scripts/test.
 
-# What building and running hark needs: ALSA and libsndfile (with their headers for the build);
-# the freedesktop sound theme and espeak-ng give the simulated apps their sounds and voice
-# (hark falls back to its own assets/sounds and a chime without them).
-HARK_RUNTIME_PACKAGES=(procps libasound2-dev libsndfile1-dev libasound2-plugins alsa-utils
-  sound-theme-freedesktop espeak-ng)
+# What building and running hark needs: ALSA, libsndfile and libdbus (with their headers for the
+# build; libdbus serves MPRIS); the freedesktop sound theme and espeak-ng give the simulated
+# apps their sounds and voice (hark falls back to its own assets/sounds and a chime without
+# them).
+HARK_RUNTIME_PACKAGES=(procps libasound2-dev libsndfile1-dev libdbus-1-dev libasound2-plugins
+  alsa-utils sound-theme-freedesktop espeak-ng)
 # What the tests need on top: python3 reads `hark status --json` and measures recordings, tmux
 # drives the UI tests, PulseAudio's null sink plays in real time and parec records it, sox
-# makes the test tones; gcc builds the assets test's small libsndfile checker.
-HARK_TEST_PACKAGES=("${HARK_RUNTIME_PACKAGES[@]}" python3 tmux pulseaudio pulseaudio-utils sox gcc)
+# makes the test tones, gcc builds the assets test's small libsndfile checker; the MPRIS tests
+# start private buses with dbus-daemon, watch them with dbus-monitor and dbus-send (dbus-bin),
+# and drive the player with playerctl.
+HARK_TEST_PACKAGES=("${HARK_RUNTIME_PACKAGES[@]}" python3 tmux pulseaudio pulseaudio-utils sox gcc
+  dbus-daemon dbus-bin playerctl)
 
 # install_packages NAME...: apt-get update, then apt-get install -y, as root or through sudo.
 install_packages() {

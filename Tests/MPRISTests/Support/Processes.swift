@@ -1,0 +1,202 @@
+import Glibc
+import Testing
+
+/// What a finished command printed and how it ended.
+struct CommandOutput: Sendable, CustomStringConvertible {
+  var status: Int32
+  var stdout: String
+  var stderr: String
+
+  /// stdout without its trailing newline.
+  var text: String {
+    var s = stdout
+    while s.hasSuffix("\n") { s.removeLast() }
+    return s
+  }
+
+  var description: String { "exit \(status), stdout '\(stdout)', stderr '\(stderr)'" }
+}
+
+/// A child process started with posix_spawn, with stdin from /dev/null.
+struct ChildProcess: Sendable {
+  let pid: pid_t
+
+  /// Starts `arguments[0]` (looked up on PATH) with exactly `environment`; `stdout` and `stderr`
+  /// are descriptors to give the child (nil: /dev/null).
+  static func spawn(
+    _ arguments: [String], environment: [String: String], stdout: Int32?, stderr: Int32?
+  ) -> ChildProcess? {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    if let stdout {
+      posix_spawn_file_actions_adddup2(&actions, stdout, 1)
+    } else {
+      posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
+    }
+    if let stderr {
+      posix_spawn_file_actions_adddup2(&actions, stderr, 2)
+    } else {
+      posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
+    }
+    // The test process blocks signals on its threads, and a child inherits the mask: without
+    // this, dbus-daemon would ignore our SIGTERM.
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    var empty = sigset_t()
+    sigemptyset(&empty)
+    posix_spawnattr_setsigmask(&attributes, &empty)
+    var all = sigset_t()
+    sigfillset(&all)
+    posix_spawnattr_setsigdefault(&attributes, &all)
+    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+    let argv = arguments.map { strdup($0) } + [nil]
+    let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer {
+      argv.forEach { free($0) }
+      envp.forEach { free($0) }
+    }
+    var pid: pid_t = 0
+    let rc = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, envp)
+    guard rc == 0 else {
+      Issue.record("cannot start '\(arguments[0])': \(String(cString: strerror(rc)))")
+      return nil
+    }
+    return ChildProcess(pid: pid)
+  }
+
+  /// Sends SIGTERM, and SIGKILL if the child is still there a second later; reaps it.
+  func terminate() {
+    kill(pid, SIGTERM)
+    var status: Int32 = 0
+    for _ in 0..<100 {
+      if waitpid(pid, &status, WNOHANG) != 0 { return }
+      usleep(10_000)
+    }
+    kill(pid, SIGKILL)
+    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+  }
+
+  /// Waits for the child to exit; its exit code (128 + signal if killed).
+  func wait() -> Int32 {
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 {
+      if errno != EINTR { return -1 }
+    }
+    if status & 0x7f == 0 { return (status >> 8) & 0xff }
+    return 128 + (status & 0x7f)
+  }
+}
+
+/// A pipe whose read end this process keeps.
+struct Pipe {
+  let readEnd: Int32
+  let writeEnd: Int32
+
+  init() {
+    var fds: [Int32] = [-1, -1]
+    precondition(pipe(&fds) == 0, "pipe failed")
+    _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
+    _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
+    readEnd = fds[0]
+    writeEnd = fds[1]
+  }
+}
+
+/// Runs a command to completion (killed after `timeout`) and collects what it printed.
+func runCommand(
+  _ arguments: [String], environment: [String: String], timeout: Duration = .seconds(10)
+) -> CommandOutput {
+  let out = Pipe()
+  let err = Pipe()
+  guard
+    let child = ChildProcess.spawn(
+      arguments, environment: environment, stdout: out.writeEnd, stderr: err.writeEnd)
+  else {
+    close(out.readEnd)
+    close(err.readEnd)
+    close(out.writeEnd)
+    close(err.writeEnd)
+    return CommandOutput(status: -1, stdout: "", stderr: "not started")
+  }
+  close(out.writeEnd)
+  close(err.writeEnd)
+  defer {
+    close(out.readEnd)
+    close(err.readEnd)
+  }
+  var collected: [Int32: [UInt8]] = [out.readEnd: [], err.readEnd: []]
+  var open: Set<Int32> = [out.readEnd, err.readEnd]
+  let deadline = ContinuousClock.now + timeout
+  var buffer = [UInt8](repeating: 0, count: 4096)
+  while !open.isEmpty {
+    let left = deadline - ContinuousClock.now
+    if left <= .zero {
+      kill(child.pid, SIGKILL)
+      Issue.record("'\(arguments.joined(separator: " "))' did not finish within \(timeout)")
+      break
+    }
+    var fds = open.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
+    let ms = Int32(min(left.components.seconds * 1000 + 1, 1000))
+    guard poll(&fds, nfds_t(fds.count), ms) > 0 else { continue }
+    for p in fds where p.revents != 0 {
+      let n = read(p.fd, &buffer, buffer.count)
+      if n > 0 {
+        collected[p.fd, default: []] += buffer[0..<n]
+      } else {
+        open.remove(p.fd)
+      }
+    }
+  }
+  let status = child.wait()
+  return CommandOutput(
+    status: status,
+    stdout: String(decoding: collected[out.readEnd] ?? [], as: UTF8.self),
+    stderr: String(decoding: collected[err.readEnd] ?? [], as: UTF8.self))
+}
+
+/// Polls `condition` every 20 ms until it holds or `timeout` passes; records an issue on
+/// timeout, describing the last state with `describe`.
+@discardableResult
+func waitUntil(
+  _ what: String, timeout: Duration = .seconds(5), describe: () -> String = { "" },
+  _ condition: () -> Bool
+) async -> Bool {
+  let deadline = ContinuousClock.now + timeout
+  while ContinuousClock.now < deadline {
+    if condition() { return true }
+    try? await Task.sleep(for: .milliseconds(20))
+  }
+  if condition() { return true }
+  Issue.record("\(what) did not happen within \(timeout). \(describe())")
+  return false
+}
+
+/// A fresh directory under /tmp, removed with `removeDirectory`.
+func makeTemporaryDirectory(_ prefix: String) -> String {
+  var template = Array("/tmp/\(prefix)-XXXXXX".utf8CString)
+  let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+  precondition(made != nil, "mkdtemp failed")
+  return String(cString: template)
+}
+
+func removeDirectory(_ path: String) {
+  _ = runCommand(["rm", "-rf", path], environment: ["PATH": "/usr/bin:/bin"])
+}
+
+/// The whole content of a file, or "" if it cannot be read.
+func readFile(_ path: String) -> String {
+  let fd = open(path, O_RDONLY)
+  guard fd >= 0 else { return "" }
+  defer { close(fd) }
+  var bytes: [UInt8] = []
+  var buffer = [UInt8](repeating: 0, count: 4096)
+  while true {
+    let n = read(fd, &buffer, buffer.count)
+    if n <= 0 { break }
+    bytes += buffer[0..<n]
+  }
+  return String(decoding: bytes, as: UTF8.self)
+}
