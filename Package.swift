@@ -39,6 +39,8 @@ let package = Package(
         "SessionCore", "SessionWire", "CHarkSys",
         .product(name: "Logging", package: "swift-log"),
       ]),
+    // Remote-command sources beyond the session server: MPRIS (G17-G19).
+    .target(name: "RemoteCommands", dependencies: ["PlayerEngine", "MPRIS", "SessionCore"]),
     // The config file: a TOML subset, read without Foundation.
     .target(name: "Settings"),
     // The one executable: subcommands parse arguments, wire the pieces, run.
@@ -46,7 +48,7 @@ let package = Package(
       name: "hark",
       dependencies: [
         "SessionCore", "SessionWire", "SessionServer", "CHarkSys", "AudioCore", "PlayerEngine",
-        "ALSAOutput", "SndFileDecoder", "Settings",
+        "ALSAOutput", "SndFileDecoder", "Settings", "RemoteCommands",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]),
@@ -70,6 +72,9 @@ let package = Package(
       name: "RenderPathTests",
       dependencies: ["PlayerEngine", "AudioCore", "AudioTestSupport", "CMallocCounter"]),
     .testTarget(name: "MPRISTests", dependencies: ["MPRIS"]),
+    .testTarget(
+      name: "RemoteCommandsTests",
+      dependencies: ["RemoteCommands", "PlayerEngine", "MPRIS", "SessionCore"]),
     .testTarget(
       name: "SessionServerTests",
       dependencies: ["SessionServer", "SessionWire", "SessionCore"]),

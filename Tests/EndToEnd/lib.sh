@@ -61,6 +61,10 @@ wait_for() {
   done
 }
 
+# wait_until SECONDS DESCRIPTION 'SHELL CODE': like wait_for, but the code is evaluated afresh
+# each time, so that "$(...)" in it is read again (wait_for's arguments are expanded once).
+wait_until() { wait_for "$1" "$2" eval "$3"; }
+
 # log_has NAME TEXT: the app's log has a line containing TEXT.
 log_has() { grep -qF -- "$2" "$E2E_DIR/$1.log"; }
 

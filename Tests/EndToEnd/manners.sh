@@ -26,7 +26,7 @@ wait_for 10 "hark playing" position_at_least 1.5
 E2E_PIDS+=($!)
 expect_log call "incoming call" 5
 t_active=$(line_time "$E2E_DIR/call.log" "incoming call")
-wait_for 3 "pausedBy interruption" test "$(paused_by)" = interruption
+wait_until 3 "pausedBy interruption" 'test "$(paused_by)" = interruption'
 expect_log player "paused: call in progress (will resume)"
 sleep 0.5
 gone=$(probe last-sound "$t_active" "$(python3 -c "print($t_active + 0.5)")")
@@ -34,7 +34,7 @@ check "$gone <= 0.1" || fail "scenario 1: sound went on ${gone}s after the call'
 heard_before=$(position_of "$(freq_at "$(python3 -c "print($t_active + $gone - 0.06)")")")
 expect_log call "hung up" 10
 t_hangup=$(line_time "$E2E_DIR/call.log" "hung up")
-wait_for 3 "playing again" test "$(state)" = playing
+wait_until 3 "playing again" 'test "$(state)" = playing'
 sleep 0.6
 back=$(probe first-sound "$t_hangup" "$(python3 -c "print($t_hangup + 0.6)")")
 [ "$back" != none ] || fail "scenario 1: nothing heard after the hang-up"
@@ -48,7 +48,7 @@ pass "scenario 1: silent ${gone}s after the call's activation, resumed ${back}s 
 
 # --- Scenario 2 (G14): paused by the user, a call leaves it paused.
 hark ctl pause
-wait_for 3 "paused by the user" test "$(paused_by)" = user
+wait_until 3 "paused by the user" 'test "$(paused_by)" = user'
 other call --ring 0.5 --talk 0.5 >"$E2E_DIR/call2.log"
 sleep 0.5
 [ "$(state)" = paused ] && [ "$(paused_by)" = user ] \
@@ -59,7 +59,7 @@ pass "scenario 2: paused by the user, still paused after a call ($silence dBFS)"
 
 # --- Scenario 3 (G13): another music app takes over for 3 s and exits: hark stays paused.
 hark ctl play
-wait_for 3 "playing" test "$(state)" = playing
+wait_until 3 "playing" 'test "$(state)" = playing'
 other simulate music --seconds 3 >"$E2E_DIR/music.log"
 sleep 0.5
 [ "$(state)" = paused ] || fail "scenario 3: after the takeover hark is $(state)"
@@ -83,7 +83,7 @@ sleep 0.3
 [ "$(state)" = playing ] || fail "G4: plugging headphones in paused hark"
 t_unplug=$(now)
 hark route unplug headphones >/dev/null
-wait_for 3 "paused by route" test "$(paused_by)" = route
+wait_until 3 "paused by route" 'test "$(paused_by)" = route'
 expect_log player "paused: 'Headphones' went away"
 sleep 0.4
 gone=$(probe last-sound "$t_unplug" "$(python3 -c "print($t_unplug + 0.4)")")
@@ -97,7 +97,7 @@ pass "scenario 5: silent ${gone}s after the unplug (limit 0.1 s); still paused w
 
 # --- G6: the user picks an output: playback goes on, no pause.
 hark ctl play
-wait_for 3 "playing" test "$(state)" = playing
+wait_until 3 "playing" 'test "$(state)" = playing'
 hark route select speakers >/dev/null
 sleep 0.5
 [ "$(state)" = playing ] || fail "G6: after 'hark route select' hark is $(state)"

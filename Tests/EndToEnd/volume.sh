@@ -14,7 +14,7 @@ start player hark play --no-ui --device pulse "$E2E_DIR/steady.wav"
 wait_for 10 "hark playing" position_at_least 0.5
 level_before=$(probe level "$(ago 0.6)" "$(ago 0.1)")
 hark ctl volume -20 || fail "'hark ctl volume -20' failed"
-wait_for 3 "the sink at 40%" test "$(sink_volume)" -ge 38 -a "$(sink_volume)" -le 42
+wait_until 3 "the sink at 40%" 'test "$(sink_volume)" -ge 38 -a "$(sink_volume)" -le 42'
 sleep 0.5
 level_after=$(probe level "$(ago 0.4)" "$(now)")
 # The null sink applies its volume before its monitor, on PulseAudio's cubic scale: from 60% to
@@ -23,14 +23,14 @@ level_after=$(probe level "$(ago 0.4)" "$(now)")
 expected=$(python3 -c "import math; print(round(60 * math.log10($(sink_volume) / 60), 2))")
 drop=$(python3 -c "print(round($level_after - $level_before, 2))")
 check "abs($drop - $expected) < 1" || fail "the level moved $drop dB, the sink's volume accounts for $expected dB"
-wait_for 3 "the published volume" check "abs($(playback volume) - 40) <= 2"
+wait_until 3 "the published volume" 'check "abs($(playback volume) - 40) <= 2"'
 [ "$(playback output)" = pulse ] || fail "the published output is '$(playback output)'"
 hark status | grep -q "on 'pulse' at 4[0-2]%" || fail "hark status does not show the volume: $(hark status)"
 pass "G3: 'hark ctl volume -20' took the sink from 60% to $(sink_volume)%: $drop dB, all of it the sink's"
 hark ctl mute || fail "'hark ctl mute' failed"
-wait_for 3 "the sink muted" test "$(sink_muted)" = yes
+wait_until 3 "the sink muted" 'test "$(sink_muted)" = yes'
 hark ctl mute
-wait_for 3 "the sink unmuted" test "$(sink_muted)" = no
+wait_until 3 "the sink unmuted" 'test "$(sink_muted)" = no'
 pass "G3: 'hark ctl mute' mutes and unmutes the sink"
 kill -TERM "$PID_player"; wait "$PID_player" || true
 

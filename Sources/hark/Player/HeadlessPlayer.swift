@@ -3,6 +3,7 @@ import AudioCore
 import Dispatch
 import Glibc
 import PlayerEngine
+import RemoteCommands
 import SessionCore
 import SessionServer
 import SndFileDecoder
@@ -84,7 +85,9 @@ final class HeadlessPlayer {
       signalSources.append(source)
     }
     let forwarders = port?.connect(to: player) ?? []
+    let mpris = startMPRIS(for: player)
     await player.run(files: files, autoplay: true)
+    mpris?.close()
     for f in forwarders { f.cancel() }
     port?.session.close()
     return exitStatus.value ?? 1
@@ -131,3 +134,11 @@ func formatTime(_ seconds: Double) -> String {
 private func pad(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
 
 private func say(_ line: String) { print("hark: \(line)") }
+
+/// MPRIS for `player`, or nil (said once in hark's log, not on screen) without a session bus.
+func startMPRIS(for player: Player) -> MPRISBridge? {
+  do { return try MPRISBridge(player: player) } catch {
+    HarkLog.write("no MPRIS: \(error)")
+    return nil
+  }
+}

@@ -1,0 +1,31 @@
+import Glibc
+
+/// hark's own log, `$XDG_STATE_HOME/hark/hark.log` (default `~/.local/state/hark/hark.log`),
+/// for what matters but does not belong on the screen (STYLE.md §5): no MPRIS without a
+/// session bus, details of errors. Appends one timestamped line; never fails loudly.
+enum HarkLog {
+  static var path: String? {
+    let state =
+      ProcessEnvironment.get("XDG_STATE_HOME").flatMap { $0.hasPrefix("/") ? $0 : nil }
+      ?? ProcessEnvironment.get("HOME").map { $0 + "/.local/state" }
+    return state.map { $0 + "/hark/hark.log" }
+  }
+
+  static func write(_ line: String) {
+    guard let path else { return }
+    let dir = String(path.dropLast("/hark.log".count))
+    mkdir(String(dir.dropLast("/hark".count)), 0o700)
+    mkdir(dir, 0o700)
+    let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+    guard fd >= 0 else { return }
+    defer { close(fd) }
+    var now = time(nil)
+    var parts = tm()
+    localtime_r(&now, &parts)
+    var stamp = [CChar](repeating: 0, count: 32)
+    strftime(&stamp, stamp.count, "%Y-%m-%dT%H:%M:%S", &parts)
+    let text = String(cString: stamp) + " [\(getpid())] " + line + "\n"
+    var bytes = Array(text.utf8)
+    _ = Glibc.write(fd, &bytes, bytes.count)
+  }
+}

@@ -1,0 +1,86 @@
+import MPRIS
+import PlayerEngine
+import SessionCore
+import Testing
+
+@testable import RemoteCommands
+
+/// The mapping between MPRIS and hark's own vocabulary (the bus itself is tested in
+/// MPRISTests and end to end with playerctl).
+@Suite struct MPRISBridgeTests {
+  private var playing: PlayerSnapshot {
+    var s = PlayerSnapshot()
+    s.state = .playing
+    s.current = QueuedTrack(id: 7, path: "music/a b.flac")
+    s.queue = [s.current!]
+    s.title = "A"
+    s.metadata.artist = "Someone"
+    s.duration = 61.5
+    s.enabledCommands = [.play, .pause, .togglePlayPause, .stop, .changePlaybackPosition]
+    s.volume = .level(percent: 40, muted: false)
+    return s
+  }
+
+  @Test func G19_whatMPRISMayDoIsExactlyWhatIsEnabled() {
+    let state = MPRISBridge.state(of: playing, directory: "/home/me")
+    #expect(!state.canGoNext)
+    #expect(!state.canGoPrevious)
+    #expect(state.canPlay && state.canPause && state.canSeek)
+    var more = playing
+    more.enabledCommands.formUnion([.nextTrack, .previousTrack])
+    more.enabledCommands.remove(.changePlaybackPosition)
+    let other = MPRISBridge.state(of: more, directory: "/")
+    #expect(other.canGoNext && other.canGoPrevious && !other.canSeek)
+  }
+
+  @Test func theTrackIsDescribedWithAnAbsoluteURL() throws {
+    let state = MPRISBridge.state(of: playing, directory: "/home/me")
+    let track = try #require(state.track)
+    #expect(track.id == "7")
+    #expect(track.title == "A")
+    #expect(track.artists == ["Someone"])
+    #expect(track.url == "file:///home/me/music/a%20b.flac")
+    #expect(track.length == .milliseconds(61_500))
+    #expect(state.playbackStatus == .playing)
+  }
+
+  @Test func G3_volumeIsTheSystemVolumeOrNothing() {
+    #expect(MPRISBridge.state(of: playing, directory: "/").volume == 0.4)
+    var muted = playing
+    muted.volume = .level(percent: 40, muted: true)
+    #expect(MPRISBridge.state(of: muted, directory: "/").volume == 0)
+    var none = playing
+    none.volume = .unavailable(device: "null")
+    #expect(MPRISBridge.state(of: none, directory: "/").volume == nil)
+  }
+
+  @Test func requestsBecomeTheSameRemoteCommandsNeverOthers() {
+    let s = playing
+    #expect(MPRISBridge.translate(.play, current: s) == .command(.play))
+    #expect(MPRISBridge.translate(.playPause, current: s) == .command(.togglePlayPause))
+    #expect(MPRISBridge.translate(.next, current: s) == .command(.nextTrack))
+    #expect(MPRISBridge.translate(.previous, current: s) == .command(.previousTrack))
+    #expect(MPRISBridge.translate(.stop, current: s) == .command(.stop))
+    #expect(
+      MPRISBridge.translate(.seek(by: .seconds(5)), current: s)
+        == .command(.skipForward(seconds: 5)))
+    #expect(
+      MPRISBridge.translate(.seek(by: .milliseconds(-2500)), current: s)
+        == .command(.skipBackward(seconds: 2.5)))
+    #expect(
+      MPRISBridge.translate(.setPosition(trackID: "7", to: .seconds(12)), current: s)
+        == .command(.changePlaybackPosition(seconds: 12)))
+    #expect(MPRISBridge.translate(.setPosition(trackID: "6", to: .seconds(12)), current: s) == nil)
+    #expect(MPRISBridge.translate(.setLoopStatus(.track), current: s) == .action(.setRepeat(.one)))
+    #expect(MPRISBridge.translate(.setShuffle(true), current: s) == .action(.setShuffle(true)))
+    #expect(MPRISBridge.translate(.setVolume(0.25), current: s) == .action(.setVolume(percent: 25)))
+  }
+
+  @Test func openURIAddsLocalFilesOnly() {
+    let s = playing
+    #expect(
+      MPRISBridge.translate(.openURI("file:///m/a%20b.flac"), current: s)
+        == .action(.add(["/m/a b.flac"], play: true)))
+    #expect(MPRISBridge.translate(.openURI("http://example.com/x.mp3"), current: s) == nil)
+  }
+}
