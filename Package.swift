@@ -39,6 +39,10 @@ let package = Package(
         "SessionCore", "SessionWire", "CHarkSys",
         .product(name: "Logging", package: "swift-log"),
       ]),
+    .systemLibrary(name: "CPulse", pkgConfig: "libpulse", providers: [.apt(["libpulse-dev"])]),
+    // The sound server (PulseAudio, PipeWire's pulse service) watched with libpulse: its sinks
+    // as outputs, phone-role streams as calls, a stream whose sink went away.
+    .target(name: "SoundServer", dependencies: ["CPulse", "SessionCore"]),
     // Remote-command sources beyond the session server: MPRIS (G17-G19).
     .target(name: "RemoteCommands", dependencies: ["PlayerEngine", "MPRIS", "SessionCore"]),
     // The config file: a TOML subset, read without Foundation.
@@ -48,7 +52,7 @@ let package = Package(
       name: "hark",
       dependencies: [
         "SessionCore", "SessionWire", "SessionServer", "CHarkSys", "AudioCore", "PlayerEngine",
-        "ALSAOutput", "SndFileDecoder", "Settings", "RemoteCommands",
+        "ALSAOutput", "SndFileDecoder", "Settings", "RemoteCommands", "SoundServer",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]),
@@ -72,6 +76,7 @@ let package = Package(
       name: "RenderPathTests",
       dependencies: ["PlayerEngine", "AudioCore", "AudioTestSupport", "CMallocCounter"]),
     .testTarget(name: "MPRISTests", dependencies: ["MPRIS"]),
+    .testTarget(name: "SoundServerTests", dependencies: ["SoundServer", "SessionCore"]),
     .testTarget(
       name: "RemoteCommandsTests",
       dependencies: ["RemoteCommands", "PlayerEngine", "MPRIS", "SessionCore"]),

@@ -4,6 +4,11 @@ public enum RouteAction: Sendable, Hashable {
   case unplug(RouteKind)
   /// Pick an output by name or kind (case-insensitive).
   case select(String)
+  /// A real device appeared (a jack's headphones, a Bluetooth sink): it becomes current. One
+  /// already listed is left as it is.
+  case attach(Route)
+  /// A real device went away; nothing when it was not listed.
+  case detach(Route)
 }
 
 /// Why a route action could not be done.
@@ -64,6 +69,20 @@ public struct RouteTable: Sendable, Hashable, Codable {
       guard gone == current else { return nil }
       current = available.last ?? .speakers
       if available.isEmpty { available = [.speakers] }
+      return RouteChange(reason: .oldDeviceUnavailable, previous: previous, current: current)
+
+    case .attach(let route):
+      if available.contains(where: { $0.name == route.name }) { return nil }
+      available.append(route)
+      current = route
+      return RouteChange(reason: .newDeviceAvailable, previous: previous, current: route)
+
+    case .detach(let route):
+      guard route != .speakers, let index = available.firstIndex(where: { $0.name == route.name })
+      else { return nil }
+      let gone = available.remove(at: index)
+      guard gone == current else { return nil }
+      current = available.last ?? .speakers
       return RouteChange(reason: .oldDeviceUnavailable, previous: previous, current: current)
 
     case .select(let name):

@@ -51,6 +51,9 @@ public enum PolicyEvent: Sendable, Hashable {
   case publish(SessionID, PlaybackInfo?, enabledCommands: Set<RemoteCommandKind>)
   case setSilentMode(Bool)
   case route(RouteAction)
+  /// The sound server moved this session's stream off an output that went away (a sink of its
+  /// own choosing, not necessarily the current route): for it, that output is gone (G5).
+  case outputLost(SessionID, lost: Route)
 }
 
 /// Why the policy did not do what was asked.
@@ -290,6 +293,13 @@ public struct SessionPolicy: Sendable, Hashable {
       if let change {
         for id in sessions.keys.sorted() { notes.append(.init(id, .routeChange(change))) }
       }
+      return nil
+
+    case .outputLost(let id, let lost):
+      guard sessions[id] != nil else { return .unknownSession(id) }
+      let change = RouteChange(
+        reason: .oldDeviceUnavailable, previous: lost, current: routes.current)
+      notes.append(.init(id, .routeChange(change)))
       return nil
     }
   }

@@ -58,6 +58,14 @@ public enum WireCodec {
         case .select(let name):
           e.action = "select"
           e.name = name
+        case .attach(let route):
+          e.action = "attach"
+          e.name = route.name
+          e.kind = route.kind.rawValue
+        case .detach(let route):
+          e.action = "detach"
+          e.name = route.name
+          e.kind = route.kind.rawValue
         }
       case .command(let command):
         e.type = "command"
@@ -149,6 +157,12 @@ public enum WireCodec {
       case "plug": request = .route(.plug(try parse(e.kind, "kind")))
       case "unplug": request = .route(.unplug(try parse(e.kind, "kind")))
       case "select": request = .route(.select(try need(e.name, "name")))
+      case "attach":
+        request = .route(
+          .attach(Route(name: try need(e.name, "name"), kind: try parse(e.kind, "kind"))))
+      case "detach":
+        request = .route(
+          .detach(Route(name: try need(e.name, "name"), kind: try parse(e.kind, "kind"))))
       case let other: throw fail("unknown route action '\(other)'")
       }
     case "command":

@@ -93,12 +93,13 @@ expect_field() {
 # "other"), and a recorder on out's monitor in $E2E_DIR/rec.raw (see audio_probe.py). The
 # recorder's low latency also keeps the null sink from running at its 2 s default latency.
 PROBE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/audio_probe.py"
+# Arguments are more modules to load ("-L 'module-null-sink sink_name=x'").
 start_pulse() {
   export PULSE_RUNTIME_PATH="$E2E_DIR/pulse" PULSE_STATE_PATH="$E2E_DIR/pulse-state"
   mkdir -p "$PULSE_RUNTIME_PATH" "$PULSE_STATE_PATH"
   pulseaudio -n --daemonize=no --exit-idle-time=-1 --use-pid-file=no \
     -L module-native-protocol-unix -L "module-null-sink sink_name=out" \
-    -L "module-null-sink sink_name=other" >"$E2E_DIR/pulseaudio.log" 2>&1 &
+    -L "module-null-sink sink_name=other" "$@" >"$E2E_DIR/pulseaudio.log" 2>&1 &
   E2E_PIDS+=($!)
   export PULSE_SERVER="unix:$PULSE_RUNTIME_PATH/native" PULSE_SINK=out
   wait_for 10 "the PulseAudio daemon" pactl info

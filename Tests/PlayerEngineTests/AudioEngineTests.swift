@@ -279,7 +279,8 @@ import Testing
     defer { rig.shutdown() }
     let after = try await seekBackAfterDecodingReachedTheEnd(of: rig)
     #expect(difference(after, Array(88_200..<90_405)) == nil)
-    #expect(rig.engine.snapshot().position < 3)
+    // Near 2 s, where the seek went, not past 20 (a loaded machine may take a while to pause).
+    #expect(rig.engine.snapshot().position < 10)
   }
 
   @Test func loadingAnotherTrackWhilePlayingCutsOverAtOnce() async throws {

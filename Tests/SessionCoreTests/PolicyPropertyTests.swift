@@ -235,7 +235,7 @@ struct InterruptionModel {
     case .disconnect(let id):
       depart(id, notify: false, reason: .interrupterExited, into: &out)
       forget(id)
-    case .connect, .publish, .setSilentMode, .route:
+    case .connect, .publish, .setSilentMode, .route, .outputLost:
       break
     }
     return out
@@ -427,7 +427,8 @@ struct PolicyRun {
       if p.sessions[id] == nil { return .unknownSession(id) }
       let takesOptions = category == .playback || category == .playAndRecord
       return options.isEmpty || takesOptions ? nil : .optionsNotAllowed(category, options)
-    case .deactivate(let id, _), .disconnect(let id), .publish(let id, _, _):
+    case .deactivate(let id, _), .disconnect(let id), .publish(let id, _, _),
+      .outputLost(let id, _):
       return p.sessions[id] == nil ? .unknownSession(id) : nil
     case .setSilentMode:
       return nil

@@ -152,8 +152,37 @@ import Testing
           }
         case .select:
           #expect(change == nil || change?.reason == .override)
+        case .attach, .detach:
+          Issue.record("real devices are tested apart")
         }
       }
     }
+  }
+
+  // MARK: Real devices (the sound server's sinks, the ALSA jacks)
+
+  @Test func G4_aRealDeviceThatAppearsBecomesCurrentOnce() throws {
+    var table = RouteTable()
+    let headset = Route(name: "WH-1000XM4", kind: .bluetooth)
+    let change = try table.apply(.attach(headset))
+    #expect(
+      change == RouteChange(reason: .newDeviceAvailable, previous: .speakers, current: headset))
+    #expect(try table.apply(.attach(headset)) == nil)
+    #expect(table.available == [.speakers, headset])
+  }
+
+  @Test func G5_aRealDeviceThatGoesFallsBackAndIsForgotten() throws {
+    var table = RouteTable()
+    let jack = Route(name: "Headphones (HDA Intel)", kind: .headphones)
+    let usb = Route(name: "USB DAC", kind: .usb)
+    _ = try table.apply(.attach(jack))
+    _ = try table.apply(.attach(usb))
+    #expect(try table.apply(.detach(jack)) == nil, "not the current output: nobody is told")
+    #expect(
+      try table.apply(.detach(usb))
+        == RouteChange(reason: .oldDeviceUnavailable, previous: usb, current: .speakers))
+    #expect(table.available == [.speakers])
+    #expect(try table.apply(.detach(usb)) == nil)
+    #expect(try table.apply(.detach(.speakers)) == nil, "the speakers stay")
   }
 }

@@ -34,6 +34,8 @@ public final class SessionServer {
     public var commandTimeout: Duration = .seconds(2)
     /// The most a client may leave unread before it is disconnected.
     public var maximumPendingOutputBytes = 1 << 20
+    /// Where watchers (ALSA jacks, the sound server) post what they see; nil: none.
+    public var external: ExternalEvents?
 
     public init(paths: SessionPaths, idleExit: Duration?) {
       self.paths = paths
@@ -69,6 +71,11 @@ public final class SessionServer {
   /// When each session last published, to move a playing position on to now.
   private var publishedAt: [SessionID: UInt64] = [:]
   private var nextSession: UInt64 = 1
+  /// The sessions standing in for calls in other programs, by the sound server's stream index.
+  private var phoneSessions: [UInt32: SessionID] = [:]
+  /// Outputs that real devices put in the route table: not saved, since they may be gone by
+  /// the time a server reads the file again.
+  private var realRoutes: Set<String> = []
   private var nextCommand: CommandID = 1
   private var listener: Int32 = -1
   private var lockFD: Int32 = -1
@@ -155,6 +162,7 @@ public final class SessionServer {
       fds.removeAll(keepingCapacity: true)
       fds.append(pollfd(fd: listener, events: Int16(POLLIN), revents: 0))
       fds.append(pollfd(fd: ServerSignals.readFD, events: Int16(POLLIN), revents: 0))
+      fds.append(pollfd(fd: configuration.external?.fd ?? -1, events: Int16(POLLIN), revents: 0))
       for (fd, c) in clients {
         var events = Int16(POLLIN)
         if !c.output.isEmpty { events |= Int16(POLLOUT) }
@@ -171,7 +179,10 @@ public final class SessionServer {
           logger.info("terminating on a signal")
           return
         }
-        for p in fds.dropFirst(2) where p.revents != 0 {
+        if fds[2].revents != 0, let external = configuration.external {
+          for event in external.drain() { apply(event) }
+        }
+        for p in fds.dropFirst(3) where p.revents != 0 {
           guard clients[p.fd] != nil else { continue }
           if p.revents & Int16(POLLOUT) != 0 { flush(p.fd) }
           if p.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { readFrom(p.fd) }
@@ -546,7 +557,69 @@ public final class SessionServer {
     }
   }
 
-  private func saveRoutes() { save(policy.routes, to: configuration.paths.routes) }
+  private func saveRoutes() {
+    var table = policy.routes
+    for name in realRoutes {
+      if let route = table.available.first(where: { $0.name == name }) {
+        _ = try? table.apply(.detach(route))
+      }
+    }
+    save(table, to: configuration.paths.routes)
+  }
+
+  // MARK: Watchers
+
+  private func apply(_ event: ExternalEvent) {
+    switch event {
+    case .route(let action):
+      let outcome = policy.apply(.route(action))
+      if let failure = outcome.failure {
+        logger.debug("device: \(failure)")
+        return
+      }
+      switch action {
+      case .attach(let route):
+        realRoutes.insert(route.name)
+        logger.info("output '\(route.name)' (\(route.kind.rawValue)) appeared")
+      case .detach(let route):
+        realRoutes.remove(route.name)
+        logger.info("output '\(route.name)' went away")
+      case .select(let name) where !outcome.notifications.isEmpty:
+        logger.info("output '\(name)' is the default now")
+      case .plug, .unplug, .select: break
+      }
+      deliver(outcome.notifications)
+    case .outputLost(let pid, let lost):
+      for c in clients.values where c.pid == pid && c.registered {
+        logger.info("\(c.name) (pid \(pid)) lost its output '\(lost.name)'")
+        deliver(policy.apply(.outputLost(c.session, lost: lost)).notifications)
+      }
+    case .phoneStream(let began, let key, let name, let pid):
+      if began {
+        guard phoneSessions[key] == nil else { return }
+        let id = SessionID(nextSession)
+        nextSession += 1
+        phoneSessions[key] = id
+        logger.info("a call began in another program: '\(name)'")
+        var notes: [SessionNotification] = []
+        for e: PolicyEvent in [
+          .connect(id, AppIdentity(name: "phone call (\(name))", pid: pid ?? 0)),
+          .setCategory(id, .playAndRecord, mode: .voiceCall, options: []),
+          .activate(id),
+        ] {
+          notes += policy.apply(e).notifications
+        }
+        deliver(notes)
+      } else {
+        guard let id = phoneSessions.removeValue(forKey: key) else { return }
+        logger.info("the call in another program ended")
+        // A call ends notifying the others: what it interrupted may resume (G13).
+        var notes = policy.apply(.deactivate(id, .notifyOthersOnDeactivation)).notifications
+        notes += policy.apply(.disconnect(id)).notifications
+        deliver(notes)
+      }
+    }
+  }
 
   private func save(_ value: some Encodable, to path: String) {
     do { try writeFileAtomically(path, try encodeJSON(value)) } catch {

@@ -1,7 +1,10 @@
 import ArgumentParser
 import Glibc
 import Logging
+import SessionCore
 import SessionServer
+import SoundServer
+import Synchronization
 
 struct SessionServerCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
@@ -39,9 +42,14 @@ struct SessionServerCommand: AsyncParsableCommand {
       }
     }
     let idle: Duration? = persist ? nil : (idleExit ?? fromEnvironment ?? Seconds(10)).duration
+    var configuration = SessionServer.Configuration(paths: paths, idleExit: idle)
+    let external = ExternalEvents()
+    configuration.external = external
     let server = SessionServer(
-      configuration: .init(paths: paths, idleExit: idle),
-      logger: Logger(label: "hark.session-server"))
+      configuration: configuration, logger: Logger(label: "hark.session-server"))
+    // Real outputs and calls from the sound server, when one runs (or once one starts).
+    let watcher = watchSoundServer(posting: external)
+    defer { watcher?.close() }
     do { try server.run() } catch {
       if case .alreadyRunning = error {
         // Two clients racing to start a server: the loser's server steps aside quietly.
@@ -90,4 +98,25 @@ private func isAlive(_ pid: Int32) -> Bool {
   // "pid (comm) S ...": the state follows the last ')', since comm may contain spaces.
   guard let close = line.lastIndex(of: ")") else { return true }
   return line[line.index(after: close)...].trimmingPrefix(" ").first != "Z"
+}
+
+/// Feeds the sound server's sinks and streams to the session server as external events.
+private func watchSoundServer(posting external: ExternalEvents) -> PulseWatcher? {
+  let model = PulseModelBox()
+  return PulseWatcher(clientName: "hark session server") { observation in
+    for event in model.apply(observation) {
+      switch event {
+      case .route(let action): external.post(.route(action))
+      case .phoneStream(let began, let key, let name, let pid):
+        external.post(.phoneStream(began: began, key: key, name: name, pid: pid))
+      case .outputLost(let pid, let lost): external.post(.outputLost(pid: pid, lost: lost))
+      }
+    }
+  }
+}
+
+/// The model, used on libpulse's thread only; the lock keeps the compiler's checks honest.
+private final class PulseModelBox: Sendable {
+  private let model = Mutex(PulseModel())
+  func apply(_ o: PulseObservation) -> [SoundServerEvent] { model.withLock { $0.apply(o) } }
 }

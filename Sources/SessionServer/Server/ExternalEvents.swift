@@ -1,0 +1,59 @@
+import Glibc
+import SessionCore
+import Synchronization
+
+/// Something that happened outside the socket, reported by a watcher running in the server's
+/// process: a device came or went, a call began in another program.
+public enum ExternalEvent: Sendable, Hashable {
+  /// A real output appeared, went, or became the default one.
+  case route(RouteAction)
+  /// A call in another program (a sound-server stream with the phone role) began or ended. The
+  /// server stands in for it with a session of its own: a call (G11) that ends notifying the
+  /// others (G13), exactly as `hark call` does.
+  case phoneStream(began: Bool, key: UInt32, name: String, pid: Int32?)
+  /// The process `pid`'s stream lost its output (its sink went away).
+  case outputLost(pid: Int32, lost: Route)
+}
+
+/// Where watchers on other threads post `ExternalEvent`s for the server's loop: a queue behind
+/// a lock and a pipe that wakes the loop's `poll`.
+public final class ExternalEvents: Sendable {
+  private let queue = Mutex<[ExternalEvent]>([])
+  /// Readable when events wait.
+  let fd: Int32
+  private let wakeFD: Int32
+
+  public init() {
+    var ends: [Int32] = [-1, -1]
+    if pipe(&ends) == 0 {
+      for end in ends {
+        _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+        _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+      }
+    }
+    fd = ends[0]
+    wakeFD = ends[1]
+  }
+
+  deinit {
+    close(fd)
+    close(wakeFD)
+  }
+
+  /// Any thread. Queues `event` and wakes the server.
+  public func post(_ event: ExternalEvent) {
+    queue.withLock { $0.append(event) }
+    var byte: UInt8 = 1
+    _ = write(wakeFD, &byte, 1)  // a full pipe already means "wake up"
+  }
+
+  /// The server's loop: takes everything queued.
+  func drain() -> [ExternalEvent] {
+    var bytes = [UInt8](repeating: 0, count: 256)
+    while read(fd, &bytes, bytes.count) > 0 {}
+    return queue.withLock { q in
+      defer { q = [] }
+      return q
+    }
+  }
+}

@@ -1,0 +1,186 @@
+import CPulse
+import Glibc
+import Synchronization
+
+/// Watches the sound server (PulseAudio, or PipeWire's PulseAudio service) with libpulse: its
+/// sinks, its default sink and its playback streams, from the start and through subscription.
+/// Each report is a `PulseObservation`, handed to `report` on libpulse's own thread (a
+/// pa_threaded_mainloop), in order.
+///
+/// It connects with PA_CONTEXT_NOFAIL: when no server runs it waits for one to appear, and
+/// when the server goes away it reports `.disconnected` and waits again. It never starts a
+/// server (PA_CONTEXT_NOAUTOSPAWN). Owns the mainloop and the context.
+public final class PulseWatcher: @unchecked Sendable {
+  private let mainloop: OpaquePointer
+  private var context: OpaquePointer?  // mainloop thread, or with its lock held
+  private let report: @Sendable (PulseObservation) -> Void
+  private let clientName: String
+  private var closed = false
+
+  /// Starts watching; `report` is called on libpulse's thread.
+  public init?(clientName: String, report: @escaping @Sendable (PulseObservation) -> Void) {
+    guard let ml = pa_threaded_mainloop_new() else { return nil }
+    mainloop = ml
+    self.report = report
+    self.clientName = clientName
+    pa_threaded_mainloop_lock(ml)
+    connect()
+    pa_threaded_mainloop_unlock(ml)
+    guard pa_threaded_mainloop_start(ml) >= 0 else {
+      pa_threaded_mainloop_free(ml)
+      return nil
+    }
+  }
+
+  deinit { close() }
+
+  /// Stops the thread and lets go of the server.
+  public func close() {
+    pa_threaded_mainloop_lock(mainloop)
+    if closed {
+      pa_threaded_mainloop_unlock(mainloop)
+      return
+    }
+    closed = true
+    if let c = context {
+      pa_context_set_state_callback(c, nil, nil)
+      pa_context_set_subscribe_callback(c, nil, nil)
+      pa_context_disconnect(c)
+      pa_context_unref(c)
+      context = nil
+    }
+    pa_threaded_mainloop_unlock(mainloop)
+    pa_threaded_mainloop_stop(mainloop)
+    pa_threaded_mainloop_free(mainloop)
+  }
+
+  private var me: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+
+  private static func from(_ p: UnsafeMutableRawPointer?) -> PulseWatcher? {
+    p.map { Unmanaged<PulseWatcher>.fromOpaque($0).takeUnretainedValue() }
+  }
+
+  /// With the lock held (or on the mainloop thread).
+  private func connect() {
+    guard !closed else { return }
+    let api = pa_threaded_mainloop_get_api(mainloop)
+    let props = pa_proplist_new()
+    pa_proplist_sets(props, PA_PROP_APPLICATION_NAME, clientName)
+    pa_proplist_sets(props, PA_PROP_APPLICATION_ID, "hark")
+    context = pa_context_new_with_proplist(api, clientName, props)
+    pa_proplist_free(props)
+    guard let c = context else { return }
+    pa_context_set_state_callback(
+      c, { c, userdata in PulseWatcher.from(userdata)?.stateChanged(c) }, me)
+    let flags = pa_context_flags_t(
+      rawValue: PA_CONTEXT_NOAUTOSPAWN.rawValue | PA_CONTEXT_NOFAIL.rawValue)
+    if pa_context_connect(c, nil, flags, nil) < 0 {
+      pa_context_unref(c)
+      context = nil
+    }
+  }
+
+  private func stateChanged(_ c: OpaquePointer?) {
+    guard let c else { return }
+    switch pa_context_get_state(c) {
+    case PA_CONTEXT_READY:
+      pa_context_set_subscribe_callback(
+        c,
+        { c, event, index, userdata in
+          PulseWatcher.from(userdata)?.subscribed(c, event, index)
+        }, me)
+      let mask = pa_subscription_mask_t(
+        rawValue: PA_SUBSCRIPTION_MASK_SINK.rawValue | PA_SUBSCRIPTION_MASK_SINK_INPUT.rawValue
+          | PA_SUBSCRIPTION_MASK_SERVER.rawValue)
+      unref(pa_context_subscribe(c, mask, nil, nil))
+      askServer(c)
+      unref(
+        pa_context_get_sink_info_list(
+          c, { _, info, eol, userdata in PulseWatcher.from(userdata)?.sink(info, eol) }, me))
+      unref(
+        pa_context_get_sink_input_info_list(
+          c, { _, info, eol, userdata in PulseWatcher.from(userdata)?.sinkInput(info, eol) }, me))
+    case PA_CONTEXT_FAILED, PA_CONTEXT_TERMINATED:
+      report(.disconnected)
+      pa_context_set_state_callback(c, nil, nil)
+      pa_context_unref(c)
+      context = nil
+      connect()  // NOFAIL: waits for a server to come back
+    default:
+      break
+    }
+  }
+
+  private func subscribed(
+    _ c: OpaquePointer?, _ event: pa_subscription_event_type_t, _ index: UInt32
+  ) {
+    guard let c else { return }
+    let facility = event.rawValue & PA_SUBSCRIPTION_EVENT_FACILITY_MASK.rawValue
+    let type = event.rawValue & PA_SUBSCRIPTION_EVENT_TYPE_MASK.rawValue
+    let removed = type == PA_SUBSCRIPTION_EVENT_REMOVE.rawValue
+    switch facility {
+    case PA_SUBSCRIPTION_EVENT_SINK.rawValue:
+      if removed {
+        report(.sinkRemoved(index))
+      } else {
+        unref(
+          pa_context_get_sink_info_by_index(
+            c, index, { _, info, eol, userdata in PulseWatcher.from(userdata)?.sink(info, eol) },
+            me))
+      }
+    case PA_SUBSCRIPTION_EVENT_SINK_INPUT.rawValue:
+      if removed {
+        report(.sinkInputRemoved(index))
+      } else {
+        unref(
+          pa_context_get_sink_input_info(
+            c, index,
+            { _, info, eol, userdata in PulseWatcher.from(userdata)?.sinkInput(info, eol) }, me))
+      }
+    case PA_SUBSCRIPTION_EVENT_SERVER.rawValue:
+      askServer(c)
+    default:
+      break
+    }
+  }
+
+  private func askServer(_ c: OpaquePointer) {
+    unref(
+      pa_context_get_server_info(
+        c,
+        { _, info, userdata in
+          guard let info, let name = info.pointee.default_sink_name else { return }
+          PulseWatcher.from(userdata)?.report(.defaultSink(String(cString: name)))
+        }, me))
+  }
+
+  private func sink(_ info: UnsafePointer<pa_sink_info>?, _ eol: Int32) {
+    guard eol == 0, let i = info?.pointee else { return }
+    report(
+      .sink(
+        index: i.index, name: i.name.map { String(cString: $0) } ?? "",
+        description: i.description.map { String(cString: $0) } ?? "",
+        properties: Self.properties(i.proplist)))
+  }
+
+  private func sinkInput(_ info: UnsafePointer<pa_sink_input_info>?, _ eol: Int32) {
+    guard eol == 0, let i = info?.pointee else { return }
+    report(.sinkInput(index: i.index, sink: i.sink, properties: Self.properties(i.proplist)))
+  }
+
+  private static func properties(_ list: OpaquePointer?) -> [String: String] {
+    guard let list else { return [:] }
+    var out: [String: String] = [:]
+    var state: UnsafeMutableRawPointer? = nil
+    while let key = pa_proplist_iterate(list, &state) {
+      if let value = pa_proplist_gets(list, key) {
+        out[String(cString: key)] = String(cString: value)
+      }
+    }
+    return out
+  }
+
+  private func unref(_ op: OpaquePointer?) {
+    if let op { pa_operation_unref(op) }
+  }
+}
