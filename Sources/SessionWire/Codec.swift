@@ -72,6 +72,10 @@ public enum WireCodec {
         e.kind = command.kind.rawValue
         e.argument = command.argument
       case .stopServer: e.type = "stopServer"
+      case .outputLost(let route):
+        e.type = "outputLost"
+        e.name = route.name
+        e.kind = route.kind.rawValue
       }
     }
     return try line(e)
@@ -116,7 +120,7 @@ public enum WireCodec {
 
     let known = [
       "setCategory", "setActive", "publish", "otherAudioPlaying", "status", "setSilent", "route",
-      "command", "stopServer",
+      "command", "stopServer", "outputLost",
     ]
     guard known.contains(e.type) else {
       throw fail("unknown message type '\(e.type)'", code: "unknownMessage")
@@ -172,6 +176,8 @@ public enum WireCodec {
       }
       request = .command(command)
     case "stopServer": request = .stopServer
+    case "outputLost":
+      request = .outputLost(Route(name: try need(e.name, "name"), kind: try parse(e.kind, "kind")))
     case let other: throw fail("unknown message type '\(other)'", code: "unknownMessage")
     }
     return .request(id, request)

@@ -30,6 +30,9 @@ public enum ClientRequest: Sendable, Hashable {
   /// Send a remote command to the now-playing app (`hark ctl`).
   case command(RemoteCommand)
   case stopServer
+  /// The client's own output went away under it (its ALSA device failed with ENODEV and kin):
+  /// the server tells it, as it tells of every output that goes (G5).
+  case outputLost(Route)
 }
 
 /// Every message a client sends.

@@ -134,6 +134,8 @@ import Testing
     try #require(await rig.until { $0.pausedBy == .route })
     #expect(rig.player.snapshot.reason == "Paused — 'fake' went away")
     #expect(rig.messages.contains { $0.hasPrefix("output 'fake' went away") })
+    // Through the session server, like every real output event.
+    #expect(rig.session.lostOutputs == [Route(name: "fake", kind: .unknown)])
   }
 
   // MARK: G9, G2
@@ -368,6 +370,8 @@ final class FakeSession: PlayerSession, Sendable {
     var activations: [Bool] = []
     var published: [(PlaybackInfo?, Set<RemoteCommandKind>)] = []
     var refusal: ActivationRefusal?
+    var player: Player?
+    var lostOutputs: [Route] = []
   }
   private let state = Mutex(State())
 
@@ -381,6 +385,18 @@ final class FakeSession: PlayerSession, Sendable {
   func publish(_ info: PlaybackInfo?, commands: Set<RemoteCommandKind>) async {
     state.withLock { $0.published.append((info, commands)) }
   }
+
+  /// Like the server: an output lost is answered with a route change for this session.
+  func outputLost(_ route: Route) async -> Bool {
+    guard let player = state.withLock({ $0.player }) else { return false }
+    player.deliver(
+      .routeChange(RouteChange(reason: .oldDeviceUnavailable, previous: route, current: .speakers)))
+    state.withLock { $0.lostOutputs.append(route) }
+    return true
+  }
+
+  func attach(_ player: Player) { state.withLock { $0.player = player } }
+  var lostOutputs: [Route] { state.withLock { $0.lostOutputs } }
 
   func refuse(_ refusal: ActivationRefusal?) { state.withLock { $0.refusal = refusal } }
   var activations: [Bool] { state.withLock { $0.activations } }
@@ -440,6 +456,7 @@ final class PlayerRig: Sendable {
     configure(&configuration)
     let player = Player(configuration: configuration, session: session)
     self.player = player
+    session.attach(player)
     let said = self.said
     player.observe { _, notices in said.withLock { $0 += notices } }
     loop = Task { await player.run(files: tracks) }

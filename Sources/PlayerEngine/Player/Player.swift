@@ -11,6 +11,10 @@ public protocol PlayerSession: AnyObject, Sendable {
   func setActive(_ active: Bool) async throws
   /// Publishes the now-playing info and the enabled commands (G17–G19).
   func publish(_ info: PlaybackInfo?, commands: Set<RemoteCommandKind>) async
+  /// Reports that the player's own output went away. True when the server took it and will
+  /// answer with a route change (oldDeviceUnavailable) as for every real output event; false
+  /// when the player must act on its own (no server).
+  func outputLost(_ route: Route) async -> Bool
 }
 
 /// The music player: a queue, an `AudioEngine`, and the manners (SPEC.md G1–G20) that decide
@@ -445,12 +449,16 @@ public final class Player: @unchecked Sendable {
       say(error.description)
       problem = "Could not play \(fileName(track.path)): \(error.reason)"
     case .deviceLost(let device, let code):
+      // The engine has already stopped writing; the route change itself comes through the
+      // session server, like every real output event.
       let lost = Route(name: device, kind: .unknown)
       say("output '\(device)' went away (\(String(cString: strerror(-code))))")
       lostRoute = lost
-      await carryOut(
-        policy.routeChanged(
-          RouteChange(reason: .oldDeviceUnavailable, previous: lost, current: lost)))
+      if await !session.outputLost(lost) {
+        await carryOut(
+          policy.routeChanged(
+            RouteChange(reason: .oldDeviceUnavailable, previous: lost, current: lost)))
+      }
     case .deviceFailed(let message):
       say("cannot play on '\(engine.snapshot().deviceName)': \(message)")
       problem = "Cannot play on '\(engine.snapshot().deviceName)': \(message)"

@@ -218,6 +218,12 @@ public final class AudioSession: Sendable {
     return status
   }
 
+  /// Reports that this client's own output went away; the server answers with a route change
+  /// for it (oldDeviceUnavailable), as for any output that goes.
+  public func outputLost(_ route: Route) async throws(SessionClientError) {
+    _ = try await request(.outputLost(route))
+  }
+
   /// Asks the server to exit.
   public func stopServer() async throws(SessionClientError) {
     _ = try await request(.stopServer)

@@ -382,6 +382,10 @@ public final class SessionServer {
       saveRoutes()
     case .command(let command):
       forward(command, id: id, from: fd)
+    case .outputLost(let route):
+      register(fd)
+      logger.info("\(client.name) (pid \(client.pid)) lost its output '\(route.name)'")
+      applyAndReply(.outputLost(client.session, lost: route), id: id, to: fd)
     case .stopServer:
       logger.info("stop requested by \(client.name) (pid \(client.pid))")
       reply(id, .success(.none), to: fd)

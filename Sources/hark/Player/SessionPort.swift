@@ -21,6 +21,15 @@ final class SessionPort: PlayerSession {
     try? await session.publish(info, commands: commands)
   }
 
+  func outputLost(_ route: Route) async -> Bool {
+    do {
+      try await session.outputLost(route)
+      return true
+    } catch {
+      return false
+    }
+  }
+
   /// Forwards what the server says and asks to `player` until the session ends.
   func connect(to player: Player) -> [Task<Void, Never>] {
     let session = self.session
@@ -50,4 +59,5 @@ final class LocalSession: PlayerSession {
   func setCategory(_ category: Category, options: CategoryOptions) async throws {}
   func setActive(_ active: Bool) async throws {}
   func publish(_ info: PlaybackInfo?, commands: Set<RemoteCommandKind>) async {}
+  func outputLost(_ route: Route) async -> Bool { false }
 }
