@@ -15,14 +15,25 @@ public final class PulseWatcher: @unchecked Sendable {
   private var context: OpaquePointer?  // mainloop thread, or with its lock held
   private let report: @Sendable (PulseObservation) -> Void
   private let clientName: String
-  private var closed = false
+  private let server: String?
+  private var closed = false  // mainloop thread, or with its lock held
+  /// Set once by `close()`: the mainloop is freed then, so a second call must not touch it.
+  private let shutDown = Atomic<Bool>(false)
+  /// A pending reconnection (mainloop thread), and how long the next one waits.
+  private var retry: OpaquePointer?
+  private var retryDelay: UInt64 = 1_000_000  // µs
 
-  /// Starts watching; `report` is called on libpulse's thread.
-  public init?(clientName: String, report: @escaping @Sendable (PulseObservation) -> Void) {
+  /// Starts watching `server` (nil: the default, as $PULSE_SERVER or the session's); `report`
+  /// is called on libpulse's thread.
+  public init?(
+    clientName: String, server: String? = nil,
+    report: @escaping @Sendable (PulseObservation) -> Void
+  ) {
     guard let ml = pa_threaded_mainloop_new() else { return nil }
     mainloop = ml
     self.report = report
     self.clientName = clientName
+    self.server = server
     pa_threaded_mainloop_lock(ml)
     connect()
     pa_threaded_mainloop_unlock(ml)
@@ -36,12 +47,13 @@ public final class PulseWatcher: @unchecked Sendable {
 
   /// Stops the thread and lets go of the server.
   public func close() {
+    guard !shutDown.exchange(true, ordering: .acquiringAndReleasing) else { return }
     pa_threaded_mainloop_lock(mainloop)
-    if closed {
-      pa_threaded_mainloop_unlock(mainloop)
-      return
-    }
     closed = true
+    if let r = retry, let api = pa_threaded_mainloop_get_api(mainloop) {
+      api.pointee.time_free(r)
+      retry = nil
+    }
     if let c = context {
       pa_context_set_state_callback(c, nil, nil)
       pa_context_set_subscribe_callback(c, nil, nil)
@@ -74,9 +86,13 @@ public final class PulseWatcher: @unchecked Sendable {
       c, { c, userdata in PulseWatcher.from(userdata)?.stateChanged(c) }, me)
     let flags = pa_context_flags_t(
       rawValue: PA_CONTEXT_NOAUTOSPAWN.rawValue | PA_CONTEXT_NOFAIL.rawValue)
-    if pa_context_connect(c, nil, flags, nil) < 0 {
+    // A connection that fails at once may already have gone through stateChanged (FAILED),
+    // which let go of the context; let go of it here only if it did not.
+    if pa_context_connect(c, server, flags, nil) < 0, context == c {
+      pa_context_set_state_callback(c, nil, nil)
       pa_context_unref(c)
       context = nil
+      scheduleReconnect()
     }
   }
 
@@ -84,6 +100,7 @@ public final class PulseWatcher: @unchecked Sendable {
     guard let c else { return }
     switch pa_context_get_state(c) {
     case PA_CONTEXT_READY:
+      retryDelay = 1_000_000
       pa_context_set_subscribe_callback(
         c,
         { c, event, index, userdata in
@@ -105,10 +122,29 @@ public final class PulseWatcher: @unchecked Sendable {
       pa_context_set_state_callback(c, nil, nil)
       pa_context_unref(c)
       context = nil
-      connect()  // NOFAIL: waits for a server to come back
+      scheduleReconnect()
     default:
       break
     }
+  }
+
+  /// Connects again later: at once could fail at once again (a server address that answers
+  /// nobody), in a loop. Waits 1 s, doubling up to 30 s; a server that is merely not running
+  /// yet is waited for by libpulse itself (NOFAIL) once connecting again.
+  private func scheduleReconnect() {
+    guard !closed, retry == nil, let api = pa_threaded_mainloop_get_api(mainloop) else { return }
+    var when = timeval()
+    pa_gettimeofday(&when)
+    pa_timeval_add(&when, retryDelay)
+    retryDelay = min(retryDelay * 2, 30_000_000)
+    retry = api.pointee.time_new(
+      api, &when,
+      { api, event, _, userdata in
+        api?.pointee.time_free(event)
+        guard let me = PulseWatcher.from(userdata) else { return }
+        me.retry = nil
+        me.connect()
+      }, me)
   }
 
   private func subscribed(

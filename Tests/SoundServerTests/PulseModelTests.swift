@@ -1,4 +1,5 @@
 import SessionCore
+import Synchronization
 import Testing
 
 @testable import SoundServer
@@ -117,4 +118,26 @@ import Testing
   func sinksMapToRouteKinds(name: String, properties: [String: String], kind: RouteKind?) {
     #expect(PulseModel.route(name: name, description: "D", properties: properties)?.kind == kind)
   }
+}
+
+/// The watcher itself, with no sound server to watch: it waits for one quietly and closes
+/// cleanly, also twice (a server that lost the race to serve closes it, then deinit does).
+@Suite struct PulseWatcherTests {
+  @Test(arguments: [nil, "unix:/nonexistent/native"])
+  func closingTwiceWithNoSoundServerIsHarmless(server: String?) async throws {
+    let reports = Reports()
+    let watcher = try #require(
+      PulseWatcher(clientName: "hark test", server: server) { reports.add($0) })
+    // Long enough for a failed connection to be retried once (after 1 s).
+    try await Task.sleep(for: .milliseconds(1_300))
+    watcher.close()
+    watcher.close()
+    #expect(reports.all.allSatisfy { $0 == .disconnected })
+  }
+}
+
+final class Reports: Sendable {
+  private let list = Mutex<[PulseObservation]>([])
+  func add(_ o: PulseObservation) { list.withLock { $0.append(o) } }
+  var all: [PulseObservation] { list.withLock { $0 } }
 }
