@@ -247,6 +247,16 @@ public final class AudioEngine: @unchecked Sendable {
     return .failure(failure ?? OutputOpenError(device: name, message: "cannot open it"))
   }
 
+  /// Closes the output and opens it again at the same position, paused or playing as it was:
+  /// after the output went away and came back, or was replaced, a fresh device (and, through a
+  /// sound server, a fresh stream on the sink that is current now).
+  public func reopenOutput() {
+    let wasPlaying = snapshot().state == .playing
+    parkRender()
+    perform(.reopenDevice)
+    if wasPlaying && output != nil { startRender() }
+  }
+
   /// Stops and forgets the track.
   public func stop() {
     parkRender()

@@ -22,7 +22,7 @@ public enum SoundServerEvent: Sendable, Hashable {
   case phoneStream(began: Bool, key: UInt32, name: String, pid: Int32?)
   /// A process's stream lost its output (the sink went away; the sound server moved the stream
   /// elsewhere by itself): that process must pause before anything is heard there (G5).
-  case outputLost(pid: Int32, lost: Route)
+  case outputLost(pid: Int32, stream: UInt32, lost: Route)
 }
 
 /// The sound server's sinks and streams as hark sees them, turned into `SoundServerEvent`s.
@@ -75,8 +75,8 @@ public struct PulseModel: Sendable {
       var out: [SoundServerEvent] = []
       if let route = gone.route { out.append(.route(.detach(route))) }
       let lost = gone.route ?? Route(name: gone.name, kind: .unknown)
-      for (_, s) in streams.sorted(by: { $0.key < $1.key }) where s.sink == index {
-        if let pid = s.pid { out.append(.outputLost(pid: pid, lost: lost)) }
+      for (stream, s) in streams.sorted(by: { $0.key < $1.key }) where s.sink == index {
+        if let pid = s.pid { out.append(.outputLost(pid: pid, stream: stream, lost: lost)) }
       }
       return out
     case .sinkInput(let index, let sink, let properties):

@@ -66,6 +66,16 @@ public final class PulseWatcher: @unchecked Sendable {
     pa_threaded_mainloop_free(mainloop)
   }
 
+  /// Mutes a playback stream at once, in the sound server: a stream whose sink went away has
+  /// been moved to another sink, and must not be heard there while its owner pauses (G5).
+  /// Any thread, the report callback's included.
+  public func mute(sinkInput index: UInt32) {
+    let inThread = pa_threaded_mainloop_in_thread(mainloop) != 0
+    if !inThread { pa_threaded_mainloop_lock(mainloop) }
+    if let c = context, !closed { unref(pa_context_set_sink_input_mute(c, index, 1, nil, nil)) }
+    if !inThread { pa_threaded_mainloop_unlock(mainloop) }
+  }
+
   private var me: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
 
   private static func from(_ p: UnsafeMutableRawPointer?) -> PulseWatcher? {

@@ -44,9 +44,14 @@ done
 pass "G5: the headset's sink went away: hark paused by route; ${leak} ms reached the speakers (goal < 50)"
 echo "leaked_ms=$leak" >"$E2E_DIR/leak.txt"
 
-# --- (3) The user moves hark's stream to another sink: it goes on.
+# --- (3) Played again, hark is heard on the output that is current now (its muted stream is
+# not reused); then the user moves hark's stream to another sink: it goes on.
 hark ctl play
 wait_until 3 "playing" '[ "$(playback state)" = playing ]'
+sleep 0.5
+heard=$(python3 -c "print(max($(probe level "$(ago 0.4)" "$(now)"), $(probe_other level "$(ago 0.4)" "$(now)")))")
+check "$heard > -40" || fail "played again after the headset went, hark is not heard: $heard dBFS"
+pass "played again, hark is heard on the speakers ($heard dBFS)"
 input=$(pactl list short sink-inputs | awk '/protocol-native/ {print $1}' | tail -1)
 current_sink=$(pactl list short sink-inputs | awk -v i="$input" '$1 == i {print $2}')
 target=$(pactl list short sinks | awk -v s="$current_sink" '$1 != s {print $2}' | head -1)

@@ -36,7 +36,7 @@ import Testing
   @Test func G5_aSinkGoingAwayDetachesItAndTellsTheStreamsOnIt() {
     var (m, _) = machine()
     let gone = m.apply(.sinkRemoved(3))
-    #expect(gone == [.route(.detach(headset)), .outputLost(pid: 4242, lost: headset)])
+    #expect(gone == [.route(.detach(headset)), .outputLost(pid: 4242, stream: 7, lost: headset)])
     // What follows the removal changes nothing more: the move and the new default.
     #expect(
       m.apply(.sinkInput(index: 7, sink: 0, properties: ["application.process.id": "4242"])) == [])
@@ -49,7 +49,7 @@ import Testing
     _ = m.apply(.sink(index: 1, name: "out", description: "Null Output", properties: [:]))
     _ = m.apply(.sinkInput(index: 2, sink: 1, properties: ["application.process.id": "99"]))
     #expect(
-      m.apply(.sinkRemoved(1)) == [.outputLost(pid: 99, lost: Route(name: "out", kind: .unknown))])
+      m.apply(.sinkRemoved(1)) == [.outputLost(pid: 99, stream: 2, lost: Route(name: "out", kind: .unknown))])
   }
 
   /// G6: the user moves the stream or changes the default: no loss, at most a new current output.

@@ -483,6 +483,7 @@ public final class Player: @unchecked Sendable {
     for effect in effects {
       switch effect {
       case .activateAndPlay:
+        let afterRouteLoss = policy.pausedBy == .route
         do {
           try await session.setActive(true)
         } catch let refusal as ActivationRefusal {
@@ -501,6 +502,9 @@ public final class Player: @unchecked Sendable {
         if startTarget != nil || engine.snapshot().track == nil {
           engine.load(target, playing: true)
         } else {
+          // The output that went away may have been replaced under the same device name (a
+          // sound server moves streams to another sink): start on a fresh one.
+          if afterRouteLoss { engine.reopenOutput() }
           engine.play()
         }
         if engine.snapshot().state == .playing {

@@ -103,16 +103,30 @@ private func isAlive(_ pid: Int32) -> Bool {
 /// Feeds the sound server's sinks and streams to the session server as external events.
 private func watchSoundServer(posting external: ExternalEvents) -> PulseWatcher? {
   let model = PulseModelBox()
-  return PulseWatcher(clientName: "hark session server") { observation in
-    for event in model.apply(observation) {
-      switch event {
-      case .route(let action): external.post(.route(action))
-      case .phoneStream(let began, let key, let name, let pid):
-        external.post(.phoneStream(began: began, key: key, name: name, pid: pid))
-      case .outputLost(let pid, let lost): external.post(.outputLost(pid: pid, lost: lost))
+  let watcher = WatcherBox()
+  watcher.set(
+    PulseWatcher(clientName: "hark session server") { observation in
+      for event in model.apply(observation) {
+        switch event {
+        case .route(let action): external.post(.route(action))
+        case .phoneStream(let began, let key, let name, let pid):
+          external.post(.phoneStream(began: began, key: key, name: name, pid: pid))
+        case .outputLost(let pid, let stream, let lost):
+          // Silence it in the sound server at once, before the app's pause can take effect: the
+          // server moved it to the speakers by itself (G5). The app's pause makes a new stream.
+          watcher.value?.mute(sinkInput: stream)
+          external.post(.outputLost(pid: pid, lost: lost))
+        }
       }
-    }
-  }
+    })
+  return watcher.value
+}
+
+/// The watcher, for its own report callback (which runs on its thread).
+private final class WatcherBox: Sendable {
+  private let watcher = Mutex<PulseWatcher?>(nil)
+  func set(_ w: PulseWatcher?) { watcher.withLock { $0 = w } }
+  var value: PulseWatcher? { watcher.withLock { $0 } }
 }
 
 /// The model, used on libpulse's thread only; the lock keeps the compiler's checks honest.
