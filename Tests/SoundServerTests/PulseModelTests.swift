@@ -49,7 +49,9 @@ import Testing
     _ = m.apply(.sink(index: 1, name: "out", description: "Null Output", properties: [:]))
     _ = m.apply(.sinkInput(index: 2, sink: 1, properties: ["application.process.id": "99"]))
     #expect(
-      m.apply(.sinkRemoved(1)) == [.outputLost(pid: 99, stream: 2, lost: Route(name: "out", kind: .unknown))])
+      m.apply(.sinkRemoved(1)) == [
+        .outputLost(pid: 99, stream: 2, lost: Route(name: "out", kind: .unknown))
+      ])
   }
 
   /// G6: the user moves the stream or changes the default: no loss, at most a new current output.
