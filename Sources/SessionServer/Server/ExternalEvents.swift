@@ -19,6 +19,7 @@ public enum ExternalEvent: Sendable, Hashable {
 /// a lock and a pipe that wakes the loop's `poll`.
 public final class ExternalEvents: Sendable {
   private let queue = Mutex<[ExternalEvent]>([])
+  private let sessionPids = Mutex<[Int32: Int]>([:])
   /// Readable when events wait.
   let fd: Int32
   private let wakeFD: Int32
@@ -45,6 +46,19 @@ public final class ExternalEvents: Sendable {
     queue.withLock { $0.append(event) }
     var byte: UInt8 = 1
     _ = write(wakeFD, &byte, 1)  // a full pipe already means "wake up"
+  }
+
+  /// Any thread. Whether `pid` is a process with a session: watchers act on the sound server
+  /// for hark's own apps only, never for other programs.
+  public func hasSession(pid: Int32) -> Bool { sessionPids.withLock { ($0[pid] ?? 0) > 0 } }
+
+  /// The server's loop: a session of `pid` came or went.
+  func sessionCame(pid: Int32) { sessionPids.withLock { $0[pid, default: 0] += 1 } }
+  func sessionWent(pid: Int32) {
+    sessionPids.withLock { p in
+      p[pid, default: 1] -= 1
+      if p[pid] == 0 { p[pid] = nil }
+    }
   }
 
   /// The server's loop: takes everything queued.

@@ -276,6 +276,7 @@ public final class SessionServer {
     if c.registered {
       sessionsToFD[c.session] = nil
       publishedAt[c.session] = nil
+      configuration.external?.sessionWent(pid: c.pid)
       logger.info("\(c.name) (pid \(c.pid)) left")
       let outcome = policy.apply(.disconnect(c.session))
       deliver(outcome.notifications)
@@ -397,6 +398,7 @@ public final class SessionServer {
     guard let c = clients[fd], !c.registered else { return }
     clients[fd]?.registered = true
     sessionsToFD[c.session] = fd
+    configuration.external?.sessionCame(pid: c.pid)
     logger.info("\(c.name) (pid \(c.pid)) registered as session \(c.session)")
     deliver(policy.apply(.connect(c.session, AppIdentity(name: c.name, pid: c.pid))).notifications)
   }

@@ -114,6 +114,8 @@ private func watchSoundServer(posting external: ExternalEvents) -> PulseWatcher?
         case .outputLost(let pid, let stream, let lost):
           // Silence it in the sound server at once, before the app's pause can take effect: the
           // server moved it to the speakers by itself (G5). The app's pause makes a new stream.
+          // Only hark's own apps' streams: other programs' are theirs to manage.
+          guard external.hasSession(pid: pid) else { continue }
           watcher.value?.mute(sinkInput: stream)
           external.post(.outputLost(pid: pid, lost: lost))
         }
