@@ -26,6 +26,9 @@ let package = Package(
     .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
     // An MPRIS2 server on the D-Bus session bus; depends on nothing of hark's, so it is reusable.
     .target(name: "MPRIS", dependencies: ["CDBus"]),
+    // Pure Swift: what ALSA jack names mean as routes, and the state machine that turns jack
+    // observations into plugged/unplugged route events (G4, G5).
+    .target(name: "JackRoutes", dependencies: ["SessionCore"]),
     // ALSA playback devices and the simple mixer (system volume, G3).
     .target(name: "ALSAOutput", dependencies: ["AudioCore", "CALSA"]),
     // libsndfile decoding: WAV, AIFF, FLAC, Ogg Vorbis, Opus, MP3.
@@ -78,5 +81,6 @@ let package = Package(
     .testTarget(
       name: "SessionServerTests",
       dependencies: ["SessionServer", "SessionWire", "SessionCore"]),
+    .testTarget(name: "JackRoutesTests", dependencies: ["JackRoutes", "SessionCore"]),
   ]
 )
