@@ -29,8 +29,8 @@ let package = Package(
     // Pure Swift: what ALSA jack names mean as routes, and the state machine that turns jack
     // observations into plugged/unplugged route events (G4, G5).
     .target(name: "JackRoutes", dependencies: ["SessionCore"]),
-    // ALSA playback devices and the simple mixer (system volume, G3).
-    .target(name: "ALSAOutput", dependencies: ["AudioCore", "CALSA"]),
+    // ALSA playback devices and the simple mixer (system volume, G3); the jack watcher (G4, G5).
+    .target(name: "ALSAOutput", dependencies: ["AudioCore", "CALSA", "JackRoutes", "SessionCore"]),
     // libsndfile decoding: WAV, AIFF, FLAC, Ogg Vorbis, Opus, MP3.
     .target(name: "SndFileDecoder", dependencies: ["AudioCore", "CSndFile"]),
     // Transport, the decode and render threads, and the player's reactions to its session.
@@ -82,5 +82,9 @@ let package = Package(
       name: "SessionServerTests",
       dependencies: ["SessionServer", "SessionWire", "SessionCore"]),
     .testTarget(name: "JackRoutesTests", dependencies: ["JackRoutes", "SessionCore"]),
+    // Prints what JackWatcher reports, a line per event: the fake-card tests run it in a process
+    // of its own (fresh HOME and ALSA configuration); people run it to see what hark sees.
+    .executableTarget(
+      name: "JackProbe", dependencies: ["ALSAOutput", "JackRoutes"], path: "Tests/JackProbe"),
   ]
 )

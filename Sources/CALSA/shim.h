@@ -16,4 +16,8 @@ static inline snd_mixer_selem_id_t *calsa_selem_id_new(void) {
   if (snd_mixer_selem_id_malloc(&id) < 0) return NULL;
   return id;
 }
+
+/* SND_CTL_EVENT_MASK_REMOVE is (~0U), a macro Swift does not import. A remove event's mask is
+   exactly this value, so test it before testing the mask's bits. */
+static inline unsigned int calsa_ctl_event_mask_remove(void) { return SND_CTL_EVENT_MASK_REMOVE; }
 #endif
