@@ -86,5 +86,10 @@ let package = Package(
     // of its own (fresh HOME and ALSA configuration); people run it to see what hark sees.
     .executableTarget(
       name: "JackProbe", dependencies: ["ALSAOutput", "JackRoutes"], path: "Tests/JackProbe"),
+    // The jack watcher against no cards, a temporary /dev/snd, and the fake card of
+    // Tests/FakeJackCard (an alsa-lib control plugin the tests build with gcc).
+    .testTarget(
+      name: "ALSAOutputTests",
+      dependencies: ["ALSAOutput", "JackRoutes", "SessionCore", "JackProbe"]),
   ]
 )
