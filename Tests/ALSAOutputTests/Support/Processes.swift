@@ -6,7 +6,8 @@ func makeTemporaryDirectory(_ prefix: String) -> String {
   var template = Array("/tmp/\(prefix)-XXXXXX".utf8CString)
   let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
   precondition(made != nil, "mkdtemp failed")
-  return String(cString: template)
+  let bytes = template.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }
+  return String(decoding: bytes, as: UTF8.self)
 }
 
 /// The names in directory `path` but "." and ".."; empty if it cannot be read.
