@@ -1,6 +1,8 @@
 import Glibc
 import Testing
 
+@testable import ALSAOutput
+
 /// The watcher's real path, from snd_ctl_open to poll and snd_ctl_read, against the fake card
 /// (an alsa-lib control plugin that reports each change twice, as real cards may). Each test
 /// runs the probe in a process of its own, so HOME and the ALSA configuration are its own.
@@ -70,13 +72,9 @@ import Testing
     guard let card = await FakeCard() else { return }
     let probe = card.startProbe()
     #expect(await probe.nextLine() == "outputs: ")
-    try? await Task.sleep(for: .milliseconds(200))
-    let before = activity(of: probe.pid)
-    try? await Task.sleep(for: .milliseconds(1500))
-    let after = activity(of: probe.pid)
-    // A timer of even one wake a second would show as switches; spinning, as ticks.
-    #expect(after.ticks - before.ticks <= 1, "the idle watcher used CPU")
-    #expect(after.switches - before.switches <= 1, "the idle watcher woke up")
+    let idle = await idleActivity(of: probe.pid, thread: JackWatcher.threadName)
+    #expect(idle.ticks <= 1, "the idle watcher used CPU")
+    #expect(idle.switches <= 1, "the idle watcher woke up")
     card.set(["Headphone Jack"])
     #expect(await probe.nextLine() == "plugged headphones: \(Self.headphones)")
     #expect(await probe.finish().status == 0)

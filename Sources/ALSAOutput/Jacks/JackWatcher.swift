@@ -35,6 +35,9 @@ public final class JackWatcher: Sendable {
     let mutex = Mutex(Shared())
   }
 
+  /// The watcher thread's name, as `top -H` and /proc show it.
+  static let threadName = "hark-jacks"
+
   /// How often cards are looked for when inotify is unavailable.
   static let rescanMilliseconds: Int32 = 3_000
 
@@ -80,6 +83,7 @@ public final class JackWatcher: Sendable {
       &thread, nil,
       { argument in
         guard let argument else { return nil }
+        calsa_name_this_thread(JackWatcher.threadName)
         Unmanaged<JackLoop>.fromOpaque(argument).takeRetainedValue().run()
         return nil
       }, box)

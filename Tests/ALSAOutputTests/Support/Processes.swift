@@ -176,23 +176,47 @@ final class Child {
   }
 }
 
-/// CPU time (clock ticks) and context switches of every thread of process `pid`, from /proc.
-func activity(of pid: pid_t) -> (ticks: Int, switches: Int) {
+/// CPU time (clock ticks) of every thread of process `pid`, and context switches of its threads
+/// named `thread` (every thread if nil), from /proc.
+func activity(of pid: pid_t, thread: String? = nil) -> (ticks: Int, switches: Int) {
   var ticks = 0
   var switches = 0
-  for name in entryNames(of: "/proc/\(pid)/task") {
-    let stat = readSmallFile("/proc/\(pid)/task/\(name)/stat")
+  for task in entryNames(of: "/proc/\(pid)/task") {
+    let stat = readSmallFile("/proc/\(pid)/task/\(task)/stat")
     // Fields after the ")" that ends the command name: state is 3rd, utime 14th, stime 15th.
     if let close = stat.lastIndex(of: ")") {
       let fields = stat[stat.index(after: close)...].split(separator: " ")
       if fields.count > 13 { ticks += (Int(fields[11]) ?? 0) + (Int(fields[12]) ?? 0) }
     }
-    for line in readSmallFile("/proc/\(pid)/task/\(name)/status").split(separator: "\n")
-    where line.contains("ctxt_switches:") {
+    let status = readSmallFile("/proc/\(pid)/task/\(task)/status").split(separator: "\n")
+    if let thread, !status.contains(where: { $0 == "Name:\t\(thread)" }) { continue }
+    for line in status where line.contains("ctxt_switches:") {
       switches += Int(line.split(separator: "\t").last ?? "") ?? 0
     }
   }
   return (ticks, switches)
+}
+
+/// How much process `pid` ran (every thread) and how often its thread `thread` woke during
+/// `duration`. A watcher that spins shows ticks; one that polls on a timer, even once a second,
+/// shows switches. (The Swift runtime's own dispatch thread wakes about once a second; it is
+/// not ours to judge, so only the named thread's wakes count.)
+func idleActivity(of pid: pid_t, thread: String, during duration: Duration = .seconds(2)) async
+  -> (ticks: Int, switches: Int)
+{
+  // Let start-up finish, even on a busy machine: the tick count must be still for 300 ms.
+  let deadline = ContinuousClock.now + .seconds(5)
+  var last = activity(of: pid, thread: thread)
+  while ContinuousClock.now < deadline {
+    try? await Task.sleep(for: .milliseconds(300))
+    let now = activity(of: pid, thread: thread)
+    if now == last { break }
+    last = now
+  }
+  let before = activity(of: pid, thread: thread)
+  try? await Task.sleep(for: duration)
+  let after = activity(of: pid, thread: thread)
+  return (after.ticks - before.ticks, after.switches - before.switches)
 }
 
 private func readSmallFile(_ path: String) -> String {
