@@ -26,8 +26,11 @@ let package = Package(
     .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
     // An MPRIS2 server on the D-Bus session bus; depends on nothing of hark's, so it is reusable.
     .target(name: "MPRIS", dependencies: ["CDBus"]),
-    // ALSA playback devices and the simple mixer (system volume, G3).
-    .target(name: "ALSAOutput", dependencies: ["AudioCore", "CALSA"]),
+    // Pure Swift: what ALSA jack names mean as routes, and the state machine that turns jack
+    // observations into plugged/unplugged route events (G4, G5).
+    .target(name: "JackRoutes", dependencies: ["SessionCore"]),
+    // ALSA playback devices and the simple mixer (system volume, G3); the jack watcher (G4, G5).
+    .target(name: "ALSAOutput", dependencies: ["AudioCore", "CALSA", "JackRoutes", "SessionCore"]),
     // libsndfile decoding: WAV, AIFF, FLAC, Ogg Vorbis, Opus, MP3.
     .target(name: "SndFileDecoder", dependencies: ["AudioCore", "CSndFile"]),
     // Transport, the decode and render threads, and the player's reactions to its session.
@@ -83,5 +86,15 @@ let package = Package(
     .testTarget(
       name: "SessionServerTests",
       dependencies: ["SessionServer", "SessionWire", "SessionCore"]),
+    .testTarget(name: "JackRoutesTests", dependencies: ["JackRoutes", "SessionCore"]),
+    // Prints what JackWatcher reports, a line per event: the fake-card tests run it in a process
+    // of its own (fresh HOME and ALSA configuration); people run it to see what hark sees.
+    .executableTarget(
+      name: "JackProbe", dependencies: ["ALSAOutput", "JackRoutes"], path: "Tests/JackProbe"),
+    // The jack watcher against no cards, a temporary /dev/snd, and the fake card of
+    // Tests/FakeJackCard (an alsa-lib control plugin the tests build with gcc).
+    .testTarget(
+      name: "ALSAOutputTests",
+      dependencies: ["ALSAOutput", "JackRoutes", "SessionCore", "JackProbe"]),
   ]
 )
