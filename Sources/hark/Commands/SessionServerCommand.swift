@@ -1,4 +1,6 @@
+import ALSAOutput
 import ArgumentParser
+import JackRoutes
 import Glibc
 import Logging
 import SessionCore
@@ -45,12 +47,22 @@ struct SessionServerCommand: AsyncParsableCommand {
     var configuration = SessionServer.Configuration(paths: paths, idleExit: idle)
     let external = ExternalEvents()
     configuration.external = external
-    let server = SessionServer(
-      configuration: configuration, logger: Logger(label: "hark.session-server"))
     // Real outputs and calls from the sound server, when one runs (or once one starts).
     let watcher = watchSoundServer(posting: external)
     defer { watcher?.close() }
-    do { try server.run() } catch {
+    // Headphones, line outs, HDMI and USB cards from every card's ALSA jacks.
+    let jacks = watchJacks(posting: external)
+    defer { jacks.close() }
+    // The server's loop blocks: give it a thread of its own, so that the watchers' tasks have the
+    // cooperative pool to themselves even on a one-core machine.
+    let outcome = await withCheckedContinuation { done in
+      Thread.detached { [configuration] in
+        let server = SessionServer(
+          configuration: configuration, logger: Logger(label: "hark.session-server"))
+        done.resume(returning: Result { () throws(ServerStartError) in try server.run() })
+      }
+    }
+    do { try outcome.get() } catch {
       if case .alreadyRunning = error {
         // Two clients racing to start a server: the loser's server steps aside quietly.
         FileHandleStderr.write("hark: \(error); not starting another\n")
@@ -135,4 +147,43 @@ private final class WatcherBox: Sendable {
 private final class PulseModelBox: Sendable {
   private let model = Mutex(PulseModel())
   func apply(_ o: PulseObservation) -> [SoundServerEvent] { model.withLock { $0.apply(o) } }
+}
+
+/// Feeds the ALSA jacks (and USB cards coming and going) to the session server: what is plugged
+/// in at the start is attached at once, quietly (no session exists yet to hear of it).
+private func watchJacks(posting external: ExternalEvents) -> JackWatcher {
+  let jacks = JackWatcher(extraControls: JackWatcher.extraControlsFromEnvironment())
+  for route in jacks.outputs { external.post(.route(.attach(route))) }
+  let logger = Logger(label: "hark.session-server")
+  Task {
+    for await event in jacks.events {
+      switch event {
+      case .plugged(let route): external.post(.route(.attach(route)))
+      case .unplugged(let route): external.post(.route(.detach(route)))
+      case .problem(let text): logger.notice("jacks: \(text)")
+      }
+    }
+  }
+  return jacks
+}
+
+/// A thread of its own for a blocking body.
+enum Thread {
+  static func detached(_ body: @escaping @Sendable () -> Void) {
+    final class Box {
+      let body: @Sendable () -> Void
+      init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    }
+    var thread = pthread_t()
+    let box = Unmanaged.passRetained(Box(body)).toOpaque()
+    let rc = pthread_create(
+      &thread, nil,
+      { arg in
+        guard let arg else { return nil }
+        Unmanaged<Box>.fromOpaque(arg).takeRetainedValue().body()
+        return nil
+      }, box)
+    precondition(rc == 0, "pthread_create failed: \(rc)")
+    pthread_detach(thread)
+  }
 }
