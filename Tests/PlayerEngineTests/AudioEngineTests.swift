@@ -348,42 +348,53 @@ import Testing
   }
 
   /// The owner learns which track is heard when it starts being heard, not when it is decoded.
+  /// The owner learns which track is heard when it starts being heard, not when it is decoded:
+  /// loaded paused, the ring holds all of a and b, and only a is announced, however long it
+  /// waits; played, b is announced when its turn comes.
   @Test func nowHearingFollowsWhatIsHeardThroughAGaplessChange() async throws {
     let rig = EngineRig(
       queue: ["a.wav", "b.wav"],
-      tracks: ["a.wav": .counter(88_200), "b.wav": .counter(22_050, first: 1_000_000)],
+      tracks: ["a.wav": .counter(22_050), "b.wav": .counter(22_050, first: 1_000_000)],
       output: FakeOutput.Options(pacing: .realTime(speed: 1)))
     defer { rig.shutdown() }
-    rig.start("a.wav")
-    // b is decoded within a's last 1.5 s, long before it is heard.
-    try #require(await rig.eventually { rig.engine.snapshot().lookahead != .undecided })
+    rig.engine.load(rig.track("a.wav"), playing: false)
+    try #require(await rig.eventually { rig.engine.snapshot().lookahead == .end })
+    try await Task.sleep(for: .milliseconds(100))
     #expect(rig.heard == [rig.track("a.wav")])
+    rig.engine.play()
     try #require(await rig.endOfQueue(), "\(rig.state)")
     #expect(rig.heard == [rig.track("a.wav"), rig.track("b.wav")])
   }
 
   /// Near the end of a track the decoder has already moved on; the owner can see to what, to
-  /// know whether an edit of the queue changed what should come next.
+  /// know whether an edit of the queue changed what should come next. Loaded paused, so the
+  /// decoder's progress does not race the clock.
   @Test func lookaheadSaysWhatTheDecoderHasLinedUp() async throws {
-    let rig = EngineRig(
+    // A track longer than the ring: the decoder cannot get past it while paused.
+    let long = EngineRig(
       queue: ["a.wav", "b.wav"],
-      tracks: ["a.wav": .counter(44_100 * 3), "b.wav": .counter(long, first: 1_000_000)],
-      output: FakeOutput.Options(pacing: .realTime(speed: 1)))
-    defer { rig.shutdown() }
-    rig.engine.load(rig.track("a.wav"), playing: false)
-    #expect(rig.engine.snapshot().lookahead == .undecided)
-    rig.engine.play()
-    try #require(await rig.eventually { rig.engine.snapshot().lookahead != .undecided })
-    #expect(rig.engine.snapshot().lookahead == .next(rig.track("b.wav")))
-    #expect(rig.engine.snapshot().track == rig.track("a.wav"))
-    rig.engine.pause()
+      tracks: ["a.wav": .counter(44_100 * 3), "b.wav": .counter(44_100, first: 1_000_000)])
+    defer { long.shutdown() }
+    long.engine.load(long.track("a.wav"), playing: false)
+    try await Task.sleep(for: .milliseconds(100))
+    #expect(long.engine.snapshot().lookahead == .undecided)
 
-    let last = EngineRig(
-      queue: ["a.wav"], tracks: ["a.wav": .counter(22_050)],
-      output: FakeOutput.Options(pacing: .realTime(speed: 1)))
+    // A short one: the decoder goes on into the next.
+    let short = EngineRig(
+      queue: ["a.wav", "b.wav"],
+      tracks: ["a.wav": .counter(22_050), "b.wav": .counter(44_100 * 30, first: 1_000_000)])
+    defer { short.shutdown() }
+    short.engine.load(short.track("a.wav"), playing: false)
+    try #require(await short.eventually { short.engine.snapshot().lookahead != .undecided })
+    #expect(short.engine.snapshot().lookahead == .next(short.track("b.wav")))
+    #expect(short.engine.snapshot().track == short.track("a.wav"))
+
+    // The last one: nothing follows.
+    let last = EngineRig(queue: ["a.wav"], tracks: ["a.wav": .counter(22_050)])
     defer { last.shutdown() }
-    last.start("a.wav")
-    try #require(await last.eventually { last.engine.snapshot().lookahead == .end })
+    last.engine.load(last.track("a.wav"), playing: false)
+    try #require(await last.eventually { last.engine.snapshot().lookahead != .undecided })
+    #expect(last.engine.snapshot().lookahead == .end)
     #expect(last.engine.snapshot().track == last.track("a.wav"))
   }
 
