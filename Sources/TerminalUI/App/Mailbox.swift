@@ -50,9 +50,14 @@ private final class ThreadBody {
 }
 
 /// A POSIX thread for blocking work (the UI's poll, tag reading), kept off the Swift
-/// concurrency pool.
-func startThread(_ body: @escaping @Sendable () -> Void) {
-  let box = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
+/// concurrency pool. `name` shows in top, ps -L and /proc/PID/task/*/comm (at most 15 bytes).
+func startThread(named name: String, _ body: @escaping @Sendable () -> Void) {
+  let box = Unmanaged.passRetained(
+    ThreadBody {
+      nameThisThread(name)
+      body()
+    }
+  ).toOpaque()
   var thread = pthread_t()
   let rc = pthread_create(
     &thread, nil,
@@ -63,6 +68,16 @@ func startThread(_ body: @escaping @Sendable () -> Void) {
     }, box)
   precondition(rc == 0, "pthread_create failed: \(rc)")
   pthread_detach(thread)
+}
+
+/// Names the calling thread through /proc (pthread_setname_np is a GNU extension Swift's
+/// Glibc module does not show).
+private func nameThisThread(_ name: String) {
+  let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+  guard fd >= 0 else { return }
+  var bytes = Array(name.utf8.prefix(15))
+  _ = write(fd, &bytes, bytes.count)
+  close(fd)
 }
 
 func monotonicNow() -> UInt64 {
@@ -108,7 +123,7 @@ final class BackgroundWorker: @unchecked Sendable {
     self.expandFolder = expandFolder
     self.request = request
     sem_init(semaphore, 0, 0)
-    startThread { [self] in loop() }
+    startThread(named: "hark-ui-worker") { [self] in loop() }
   }
 
   func submit(_ job: Job) {

@@ -79,7 +79,7 @@ public final class TerminalInterface: @unchecked Sendable {
     }
     let configuration = self.configuration
     let status = await withCheckedContinuation { (done: CheckedContinuation<Int32, Never>) in
-      startThread {
+      startThread(named: "hark-ui") {
         let loop = InterfaceLoop(
           player: player, configuration: configuration, pipe: pipe, mailbox: mailbox,
           request: { sink.yield($0) })
