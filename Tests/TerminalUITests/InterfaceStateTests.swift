@@ -187,10 +187,10 @@ import Testing
   @Test func ctrlCQuitsAndCtrlZSuspendsWhateverTheBindings() throws {
     var s = makeState(bindings: KeyBindings.configured(["quit": []]).0)
     #expect(try press(&s, "q") == [])
-    #expect(try press(&s, "C-c") == [.quit])
+    #expect(try press(&s, "C-c") == [.interrupt])
     #expect(try press(&s, "C-z") == [.suspend])
     _ = try press(&s, "/")
-    #expect(try press(&s, "C-c") == [.quit])
+    #expect(try press(&s, "C-c") == [.interrupt])
   }
 
   @Test func reboundKeysWork() throws {

@@ -371,6 +371,7 @@ private final class InterfaceLoop {
     case .redraw: terminal.repaintAll()
     case .suspend: suspend(terminal)
     case .quit: exitStatus = 0
+    case .interrupt: exitStatus = 128 + SIGINT
     }
   }
 

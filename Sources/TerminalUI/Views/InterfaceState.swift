@@ -57,6 +57,8 @@ public enum InterfaceEffect: Equatable, Sendable {
   case redraw
   case suspend
   case quit
+  /// Ctrl-C typed as a key (the kitty protocol sends it so): quit as SIGINT does.
+  case interrupt
 }
 
 /// Everything the interface shows, and how keys change it. Pure: no terminal, no clock (times
@@ -262,7 +264,7 @@ public struct InterfaceState: Sendable {
   /// What `key` does now. Ctrl-C quits and Ctrl-Z suspends whatever the bindings say: they are
   /// what the terminal's signals mean, and the kitty protocol delivers them as keys instead.
   public mutating func handle(_ key: Key, now: UInt64) -> [InterfaceEffect] {
-    if key == Key.char("c", .ctrl) { return [.quit] }
+    if key == Key.char("c", .ctrl) { return [.interrupt] }
     if key == Key.char("z", .ctrl) { return [.suspend] }
     if isTyping { return type(key, now: now) }
     let action = bindings.action(for: key)

@@ -276,8 +276,8 @@ public enum Screen {
       return
     }
     let pairs: [(UIAction, String)] = [
-      (.playPause, "play/pause"), (.next, "next"), (.previous, "prev"), (.seekForward, "+5s"),
-      (.routePicker, "output"), (.search, "search"), (.toggleView, "view"), (.help, "help"),
+      (.playPause, "play/pause"), (.next, "next"), (.previous, "prev"), (.routePicker, "output"),
+      (.search, "search"), (.toggleView, "view"), (.help, "help"),
       (.quit, "quit"),
     ]
     let text = pairs.compactMap { action, word in
