@@ -242,6 +242,28 @@ keys "echo \"after-fg=\$?\"" Enter
 expect_screen "after-fg=130"
 pass "Ctrl-Z gives the shell back, fg redraws, Ctrl-C quits (130) leaving a working shell"
 
+# --- Keys rebound in the config: the key works, the old one does not, and the help and the
+# hints show the live table.
+mkdir -p "$HOME/.config/hark"
+printf '[keys]\nplay_pause = ["p"]\n' >"$HOME/.config/hark/config.toml"
+keys "clear; '$HARK_BIN' --device pulse '$music'; echo \"hark-exit=\$?\"" Enter
+expect_screen "Library"
+expect_screen " p play/pause"
+keys "?"
+expect_screen "Keys —"
+screen_text | grep -E "│ p +play_pause" >/dev/null || fail "the help does not show p for play_pause: $(screen_text)"
+keys Escape
+expect_screen_not "Keys —"
+keys Space
+sleep 0.5
+screen_has "▶ Playing" && fail "space still plays after play_pause was rebound to p"
+keys p
+expect_screen "▶ Playing"
+keys q
+expect_screen "hark-exit=0"
+rm "$HOME/.config/hark/config.toml"
+pass "play_pause rebound to p in config.toml: p plays, space does not, ? and the hints show p"
+
 # --- A damaged state file: named, left alone, set aside when q saves.
 printf '{ "version": 1, "queue": [' >"$state"
 keys "clear; '$HARK_BIN' --device pulse; echo \"hark-exit=\$?\"" Enter
