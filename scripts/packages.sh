@@ -2,8 +2,10 @@
 # The Debian packages hark needs, in one place, and how to install them.
 # Sourced by scripts/quickstart and scripts/test.
 
-# What building and running hark needs: ALSA and libsndfile (with their headers for the build).
-HARK_RUNTIME_PACKAGES=(procps libasound2-dev libsndfile1-dev libasound2-plugins alsa-utils)
+# What building and running hark needs: ALSA, libsndfile and ncurses (with their headers for
+# the build).
+HARK_RUNTIME_PACKAGES=(procps libasound2-dev libsndfile1-dev libasound2-plugins alsa-utils
+  libncurses-dev)
 # What the tests need on top: python3 reads `hark status --json` and measures recordings, tmux
 # drives the UI tests, PulseAudio's null sink plays in real time and parec records it, sox
 # makes the test tones.
