@@ -145,15 +145,23 @@ import Testing
     #expect(b.action(for: .char("q")) == nil)
   }
 
-  @Test func unknownNamesAreProblemsAndTheRestApplies() {
+  /// As with every setting, a bad entry is a problem line and the default stands for it.
+  @Test func badEntriesAreProblemsTheirDefaultsStandAndTheRestApplies() {
     let (b, problems) = KeyBindings.configured([
-      "plya_pause": ["p"], "next": ["spcae", "N"],
+      "plya_pause": ["p"], "next": ["spcae", "N"], "previous": ["B"],
     ])
     #expect(problems.count == 2)
     #expect(
       problems.contains { $0.contains("unknown action 'plya_pause'") && $0.contains("play_pause") })
-    #expect(problems.contains { $0.contains("unknown key 'spcae'") })
-    #expect(b.action(for: .char("N")) == .next)
+    #expect(
+      problems.contains {
+        $0.contains("unknown key 'spcae'")
+          && $0.contains("keeps its default keys (n, media_track_next)")
+      })
+    #expect(b.action(for: .char("n")) == .next)
+    #expect(b.action(for: .char("N")) == nil)
+    #expect(b.action(for: .char("B")) == .previous)
+    #expect(b.action(for: .char("b")) == nil)
     #expect(b.action(for: .char(" ")) == .playPause)
   }
 

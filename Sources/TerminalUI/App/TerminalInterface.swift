@@ -155,9 +155,12 @@ private final class InterfaceLoop {
     state.update(player.snapshot)
     open(configuration.libraryFolder, now: now)
     requestQueueTags()
-    for line in configuration.startupMessages {
-      log(line)
-      state.say(line, style: .warning, now: now)
+    let startup = configuration.startupMessages
+    for line in startup { log(line) }
+    if let first = startup.first {
+      // One status line: the first problem, and where the others are.
+      let more = startup.count > 1 ? "[1 of \(startup.count), all in hark.log] " : ""
+      state.say(more + first, style: .warning, now: now)
     }
     draw(terminal)
     terminal.queryKeyboardProtocol()

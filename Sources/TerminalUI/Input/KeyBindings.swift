@@ -150,11 +150,13 @@ public struct KeyBindings: Sendable, Equatable {
 
   /// The defaults with the config's table applied: an action named there gets exactly the keys
   /// listed (an empty list unbinds it), and those keys leave whatever action had them by
-  /// default. Unknown action or key names are problems, one line each; the rest still applies.
+  /// default. As for every other setting, a bad entry (an unknown action, a key name that does
+  /// not parse) is one problem line and the default stands for it; the rest still applies.
   public static func configured(_ table: [String: [String]]) -> (KeyBindings, [String]) {
     var keys = defaults.keys
     var problems: [String] = []
     var claimed: [Key: UIAction] = [:]
+    var configured: Set<UIAction> = []
     for (name, keyNames) in table.sorted(by: { $0.key < $1.key }) {
       guard let action = UIAction(rawValue: name) else {
         problems.append(
@@ -163,25 +165,34 @@ public struct KeyBindings: Sendable, Equatable {
         continue
       }
       var parsed: [Key] = []
+      var bad: KeyNameError?
       for keyName in keyNames {
-        do {
-          let key = try Key(parsing: keyName)
-          if let other = claimed[key], other != action {
-            problems.append(
-              "key '\(keyName)' is given to both '\(other.rawValue)' and '\(name)'; "
-                + "'\(other.rawValue)' keeps it")
-            continue
-          }
-          claimed[key] = action
-          parsed.append(key)
-        } catch {
-          problems.append("[keys] \(name): \(error)")
+        do { parsed.append(try Key(parsing: keyName)) } catch {
+          bad = bad ?? error
         }
       }
-      keys[action] = parsed
+      if let bad {
+        let kept = defaults.keyNames(action).joined(separator: ", ")
+        problems.append(
+          "[keys] \(name): \(bad); it keeps its default keys" + (kept.isEmpty ? "" : " (\(kept))"))
+        continue
+      }
+      var mine: [Key] = []
+      for (key, keyName) in zip(parsed, keyNames) {
+        if let other = claimed[key], other != action {
+          problems.append(
+            "key '\(keyName)' is given to both '\(other.rawValue)' and '\(name)'; "
+              + "'\(other.rawValue)' keeps it")
+          continue
+        }
+        claimed[key] = action
+        mine.append(key)
+      }
+      keys[action] = mine
+      configured.insert(action)
     }
     // A key the config gave to an action leaves the action that had it by default.
-    for action in UIAction.allCases where table[action.rawValue] == nil {
+    for action in UIAction.allCases where !configured.contains(action) {
       keys[action]?.removeAll { claimed[$0] != nil }
     }
     return (KeyBindings(keys: keys), problems)
