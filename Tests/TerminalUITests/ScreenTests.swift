@@ -121,6 +121,22 @@ import Testing
     #expect(c.lines.contains { $0.contains("○ default") })
   }
 
+  /// A current entry not loaded yet (stopped) has only its file name in the snapshot; the
+  /// tags the library read are shown instead, in the queue and in the now-playing bar.
+  @Test func tagsNameACurrentEntryThatIsNotLoaded() {
+    var s = state(rows: 24, columns: 80)
+    var snap = PlayerSnapshot()
+    snap.queue = [QueuedTrack(id: 3, path: "/music/Album/02.flac")]
+    snap.current = snap.queue[0]
+    snap.title = "02"
+    s.update(snap)
+    s.view = .queue
+    let c = draw(s, rows: 24, columns: 80)
+    #expect(c.lines[2].contains("1. Paper Boats"))
+    #expect(
+      c.lines[Layout(rows: 24, columns: 80).nowPlayingRow].contains("Paper Boats – hark demo"))
+  }
+
   @Test func aTinyTerminalSaysSo() {
     let s = state(rows: 5, columns: 20)
     let c = draw(s, rows: 5, columns: 20)

@@ -174,8 +174,10 @@ public enum Screen {
       let isCurrent = t.id == s.snapshot.current?.id
       let failed = s.snapshot.failed[t.id] != nil
       let info = s.tags[t.path]
+      // The loaded track's own tags, else what the library read, else the file name.
       let title =
-        isCurrent ? (s.snapshot.title ?? info?.title) : (info?.title)
+        (isCurrent ? s.snapshot.metadata.title : nil) ?? info?.title
+        ?? (isCurrent ? s.snapshot.title : nil)
       let n = String(number)
       let label =
         String(repeating: " ", count: max(0, digits - n.count)) + n + ". "
