@@ -488,7 +488,7 @@ enum HelpText {
       )
     }
     out.append(("esc", "", "close this, the picker or the search; clear the filter"))
-    out.append(("C-c", "", "quit (as q)"))
+    out.append(("C-c", "", "quit, as SIGINT does (exit status 130)"))
     out.append(("C-z", "", "suspend; 'fg' comes back"))
     return out
   }
