@@ -50,12 +50,17 @@ let package = Package(
     .target(name: "RemoteCommands", dependencies: ["PlayerEngine", "MPRIS", "SessionCore"]),
     // The config file: a TOML subset, read without Foundation.
     .target(name: "Settings"),
+    .systemLibrary(
+      name: "CNcursesw", pkgConfig: "ncursesw", providers: [.apt(["libncurses-dev"])]),
+    // The terminal interface: curses drawing, key decoding and bindings, views of the player.
+    .target(
+      name: "TerminalUI", dependencies: ["CNcursesw", "PlayerEngine", "AudioCore", "SessionCore"]),
     // The one executable: subcommands parse arguments, wire the pieces, run.
     .executableTarget(
       name: "hark",
       dependencies: [
         "SessionCore", "SessionWire", "SessionServer", "CHarkSys", "AudioCore", "PlayerEngine",
-        "ALSAOutput", "SndFileDecoder", "Settings", "RemoteCommands", "SoundServer",
+        "ALSAOutput", "SndFileDecoder", "Settings", "RemoteCommands", "SoundServer", "TerminalUI",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]),
@@ -67,6 +72,8 @@ let package = Package(
       ]),
     .testTarget(name: "SessionWireTests", dependencies: ["SessionWire"]),
     .testTarget(name: "SettingsTests", dependencies: ["Settings"]),
+    .testTarget(
+      name: "TerminalUITests", dependencies: ["TerminalUI", "PlayerEngine", "SessionCore"]),
     // Fakes shared by the engine's tests: FakeOutput, ToneDecoder, ManualClock.
     .target(name: "AudioTestSupport", dependencies: ["AudioCore"]),
     .testTarget(name: "AudioCoreTests", dependencies: ["AudioCore", "AudioTestSupport"]),

@@ -2,13 +2,13 @@
 # The Debian packages hark needs, in one place, and how to install them.
 # Sourced by scripts/quickstart and scripts/test.
 
-# What building and running hark needs: ALSA, libsndfile, libdbus and libpulse (with their
-# headers for the build; libdbus serves MPRIS, libpulse watches the sound server's outputs and
-# calls when there is one); the freedesktop sound theme and espeak-ng give the simulated
+# What building and running hark needs: ALSA, libsndfile, ncurses, libdbus and libpulse (with
+# their headers for the build; libdbus serves MPRIS, libpulse watches the sound server's outputs
+# and calls when there is one); the freedesktop sound theme and espeak-ng give the simulated
 # apps their sounds and voice (hark falls back to its own assets/sounds and a chime without
 # them).
-HARK_RUNTIME_PACKAGES=(procps libasound2-dev libsndfile1-dev libdbus-1-dev libpulse-dev
-  libasound2-plugins alsa-utils sound-theme-freedesktop espeak-ng)
+HARK_RUNTIME_PACKAGES=(procps libasound2-dev libsndfile1-dev libncurses-dev libdbus-1-dev
+  libpulse-dev libasound2-plugins alsa-utils sound-theme-freedesktop espeak-ng)
 # What the tests need on top: python3 reads `hark status --json` and measures recordings, tmux
 # drives the UI tests, PulseAudio's null sink plays in real time and parec records it, sox
 # makes the test tones, gcc builds the assets test's small libsndfile checker; the MPRIS tests

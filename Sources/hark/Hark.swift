@@ -14,9 +14,11 @@ struct Hark: AsyncParsableCommand {
       """,
     version: "0.1.0",
     subcommands: [
-      Play.self, Ctl.self, Call.self, Simulate.self, RouteCommand.self, Silent.self, Status.self,
-      SessionServerCommand.self,
-    ])
+      Open.self, Play.self, Ctl.self, Call.self, Simulate.self, RouteCommand.self, Silent.self,
+      Status.self, SessionServerCommand.self,
+    ],
+    // 'hark [--device DEV] [PATH…]' opens the interface.
+    defaultSubcommand: Open.self)
 
   static func main() async {
     // Lines must reach a pipe or file as they happen: tests and scripts read them live.

@@ -64,6 +64,10 @@ public final class Player: @unchecked Sendable {
     case setVolume(percent: Double)
     /// Moves playback to another output without a pause (G6).
     case selectDevice(String)
+    /// Replaces the queue with `paths` (a saved session) and loads entry `current` paused at
+    /// `position`, as if the user had paused there.
+    case restore(
+      paths: [String], current: Int?, position: Double, shuffle: Bool, repeatMode: RepeatMode)
   }
 
   private enum Input {
@@ -376,6 +380,23 @@ public final class Player: @unchecked Sendable {
           "cannot play on '\(name)': \(error.message); staying on '\(engine.snapshot().deviceName)'"
         )
       }
+    case .restore(let paths, let current, let position, let shuffle, let repeatMode):
+      if engine.snapshot().track != nil || policy.phase != .stopped { await stop() }
+      let target = queue.withLock { q -> QueuedTrack? in
+        q.clear()
+        let added = q.add(paths)
+        q.repeatMode = repeatMode
+        let t = current.flatMap { added.indices.contains($0) ? added[$0] : nil } ?? added.first
+        q.setCurrent(t?.id)
+        q.setShuffle(shuffle)
+        return t
+      }
+      guard let target else { return }
+      engine.load(target, at: position, playing: false)
+      // The policy reaches "paused by the user" through playing. Nothing was started, so that
+      // pause's effects (stop the output, deactivate) are already true and are not carried out.
+      policy.started()
+      _ = policy.userPause()
     }
   }
 

@@ -9,13 +9,14 @@ struct Play: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     abstract: "Play files, folders and playlists.",
     discussion: """
-      With --no-ui, plays the queue without an interface, as a full session client: it pauses \
+      Opens the interface (as 'hark open') and starts playing the first of them. With --no-ui, \
+      plays the queue without an interface, as a full session client: it pauses \
       for calls and resumes after them (G14), pauses when its output goes away (G5), ducks \
       under navigation prompts (G9) and obeys 'hark ctl' and media keys. It exits 0 when the \
       queue has played to its end, 1 when nothing in it could be played.
       """)
 
-  @Flag(help: "Play without the interface (the interface arrives later; this is required).")
+  @Flag(help: "Play without the interface: one line per event on stdout, for scripts and tests.")
   var noUI = false
 
   @Option(
@@ -34,15 +35,15 @@ struct Play: AsyncParsableCommand {
   var paths: [String]
 
   func validate() throws {
-    guard noUI else {
-      throw ValidationError("the interface is not there yet; use 'hark play --no-ui'")
-    }
     if let duck, duck > 0 || duck < -60 {
       throw ValidationError("--duck must be from -60 to 0 dB")
     }
   }
 
   func run() async throws {
+    guard noUI else {
+      await InterfaceLauncher.run(paths: paths, device: device, duck: duck, autoplay: true)
+    }
     silenceALSALibraryErrors()
     let settings = loadSettings()
     let (files, problems) = QueueLoader.load(paths)
@@ -126,11 +127,16 @@ struct Ctl: AsyncParsableCommand {
 
 /// The player's session; when no server can be reached, nil, and the user is told what that
 /// means (STYLE.md §5: say it, and play on).
-func connectOrPlayAlone() async -> AudioSession? {
+/// `quietly`: the terminal interface says it on its status line, not on stderr.
+func connectOrPlayAlone(quietly: Bool = false) async -> AudioSession? {
   do { return try await AudioSession.connect(.init(name: "hark")) } catch {
-    FileHandleStderr.write(
-      "hark: \(error); playing on without it: calls and other apps will not pause hark, "
-        + "and 'hark ctl' cannot reach it\n")
+    if quietly {
+      HarkLog.write("no session server: \(error)")
+    } else {
+      FileHandleStderr.write(
+        "hark: \(error); playing on without it: calls and other apps will not pause hark, "
+          + "and 'hark ctl' cannot reach it\n")
+    }
     return nil
   }
 }

@@ -1,15 +1,11 @@
 import Glibc
+import TerminalUI
 
 /// hark's own log, `$XDG_STATE_HOME/hark/hark.log` (default `~/.local/state/hark/hark.log`),
 /// for what matters but does not belong on the screen (STYLE.md §5): no MPRIS without a
 /// session bus, details of errors. Appends one timestamped line; never fails loudly.
 enum HarkLog {
-  static var path: String? {
-    let state =
-      ProcessEnvironment.get("XDG_STATE_HOME").flatMap { $0.hasPrefix("/") ? $0 : nil }
-      ?? ProcessEnvironment.get("HOME").map { $0 + "/.local/state" }
-    return state.map { $0 + "/hark/hark.log" }
-  }
+  static var path: String? { StatePaths.log() }
 
   static func write(_ line: String) {
     guard let path else { return }

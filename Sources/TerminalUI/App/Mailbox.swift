@@ -1,0 +1,206 @@
+import Glibc
+import PlayerEngine
+import SessionCore
+import Synchronization
+
+/// What other threads have for the UI thread since it last looked.
+struct Inbox: Sendable {
+  var snapshot: PlayerSnapshot?
+  var notices: [PlayerNotice] = []
+  var tags: [String: TrackInfo] = [:]
+  var outputs: [OutputChoice]?
+  /// Remote commands the user typed that were not carried out, with their labels.
+  var answers: [(String, CommandStatus)] = []
+  /// Lines for the status line.
+  var messages: [String] = []
+}
+
+/// Where the player's observer, the background worker and the request forwarder leave things
+/// for the UI thread, which they wake through the pipe. Posting never blocks for long.
+final class Mailbox: Sendable {
+  private let inbox = Mutex(Inbox())
+  private let pipe: WakePipe
+
+  init(waking pipe: WakePipe) { self.pipe = pipe }
+
+  func post(_ body: (inout Inbox) -> Void) {
+    inbox.withLock { body(&$0) }
+    pipe.wake()
+  }
+
+  /// Everything posted so far; the box is empty after.
+  func take() -> Inbox {
+    inbox.withLock { i in
+      defer { i = Inbox() }
+      return i
+    }
+  }
+}
+
+/// What the UI thread asks of the player, in order.
+enum PlayerRequest: Sendable {
+  case command(RemoteCommand, label: String)
+  case action(Player.Action)
+  case replaceQueue([String], start: Int)
+}
+
+private final class ThreadBody {
+  let run: () -> Void
+  init(_ run: @escaping () -> Void) { self.run = run }
+}
+
+/// A POSIX thread for blocking work (the UI's poll, tag reading), kept off the Swift
+/// concurrency pool. `name` shows in top, ps -L and /proc/PID/task/*/comm (at most 15 bytes).
+func startThread(named name: String, _ body: @escaping @Sendable () -> Void) {
+  let box = Unmanaged.passRetained(
+    ThreadBody {
+      nameThisThread(name)
+      body()
+    }
+  ).toOpaque()
+  var thread = pthread_t()
+  let rc = pthread_create(
+    &thread, nil,
+    { arg in
+      guard let arg else { return nil }
+      Unmanaged<ThreadBody>.fromOpaque(arg).takeRetainedValue().run()
+      return nil
+    }, box)
+  precondition(rc == 0, "pthread_create failed: \(rc)")
+  pthread_detach(thread)
+}
+
+/// Names the calling thread through /proc (pthread_setname_np is a GNU extension Swift's
+/// Glibc module does not show).
+private func nameThisThread(_ name: String) {
+  let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+  guard fd >= 0 else { return }
+  var bytes = Array(name.utf8.prefix(15))
+  _ = write(fd, &bytes, bytes.count)
+  close(fd)
+}
+
+func monotonicNow() -> UInt64 {
+  var ts = timespec()
+  clock_gettime(CLOCK_MONOTONIC, &ts)
+  return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}
+
+/// One thread for the slow things the UI must not wait for: reading tags (libsndfile opens
+/// every file), listing outputs (ALSA's hints), walking a folder to queue it. It sleeps on a
+/// semaphore when there is nothing to do.
+final class BackgroundWorker: @unchecked Sendable {
+  enum Job: Sendable {
+    case tags([String])
+    case outputs
+    case addFolder(String)
+  }
+
+  private struct Jobs {
+    var urgent: [Job] = []
+    /// Batches of paths whose tags are wanted; the newest batch (the folder just opened) first.
+    var tagBatches: [[String]] = []
+    var stopping = false
+  }
+
+  private let jobs = Mutex(Jobs())
+  private let semaphore = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
+  private let mailbox: Mailbox
+  private let readTags: @Sendable (String) -> TrackInfo?
+  private let listOutputs: @Sendable () -> [OutputChoice]
+  private let expandFolder: @Sendable (String) -> [String]
+  private let request: @Sendable (PlayerRequest) -> Void
+
+  init(
+    mailbox: Mailbox, readTags: @escaping @Sendable (String) -> TrackInfo?,
+    listOutputs: @escaping @Sendable () -> [OutputChoice],
+    expandFolder: @escaping @Sendable (String) -> [String],
+    request: @escaping @Sendable (PlayerRequest) -> Void
+  ) {
+    self.mailbox = mailbox
+    self.readTags = readTags
+    self.listOutputs = listOutputs
+    self.expandFolder = expandFolder
+    self.request = request
+    sem_init(semaphore, 0, 0)
+    startThread(named: "hark-ui-worker") { [self] in loop() }
+  }
+
+  func submit(_ job: Job) {
+    jobs.withLock { j in
+      switch job {
+      case .tags(let paths): if !paths.isEmpty { j.tagBatches.append(paths) }
+      case .outputs, .addFolder: j.urgent.append(job)
+      }
+    }
+    sem_post(semaphore)
+  }
+
+  func stop() {
+    jobs.withLock { $0.stopping = true }
+    sem_post(semaphore)
+  }
+
+  private enum Next {
+    case job(Job)
+    case tag(String)
+    case idle
+    case stop
+  }
+
+  private func next() -> Next {
+    jobs.withLock { j in
+      if j.stopping { return .stop }
+      if !j.urgent.isEmpty { return .job(j.urgent.removeFirst()) }
+      while let last = j.tagBatches.last {
+        if last.isEmpty {
+          j.tagBatches.removeLast()
+          continue
+        }
+        return .tag(j.tagBatches[j.tagBatches.count - 1].removeFirst())
+      }
+      return .idle
+    }
+  }
+
+  private func loop() {
+    var found: [String: TrackInfo] = [:]
+    var lastPost = monotonicNow()
+    func flush() {
+      guard !found.isEmpty else { return }
+      let batch = found
+      found = [:]
+      mailbox.post { $0.tags.merge(batch) { _, new in new } }
+      lastPost = monotonicNow()
+    }
+    while true {
+      switch next() {
+      case .stop:
+        return
+      case .idle:
+        flush()
+        while sem_wait(semaphore) != 0 && errno == EINTR {}
+      case .tag(let path):
+        found[path] = readTags(path) ?? TrackInfo()
+        // A redraw every 100 ms while a big folder is read, not one per file.
+        if monotonicNow() - lastPost > 100_000_000 { flush() }
+      case .job(.outputs):
+        let list = listOutputs()
+        mailbox.post { $0.outputs = list }
+      case .job(.addFolder(let folder)):
+        let files = expandFolder(folder)
+        if files.isEmpty {
+          mailbox.post {
+            $0.messages.append("No audio files in '\(Folder.title(fromName: folder))'")
+          }
+        } else {
+          request(.action(.add(files, play: false)))
+          let n = files.count
+          mailbox.post { $0.messages.append("Added \(n) track\(n == 1 ? "" : "s") to the queue") }
+        }
+      case .job(.tags):
+        break  // tags arrive as batches, never as urgent jobs
+      }
+    }
+  }
+}

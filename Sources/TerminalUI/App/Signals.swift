@@ -1,0 +1,126 @@
+import Glibc
+import Synchronization
+
+/// A pipe the UI thread polls; anything may write a byte to wake it. Both ends are
+/// non-blocking: a full pipe means a wake-up is already pending, and a signal handler must
+/// never block.
+final class WakePipe: Sendable {
+  let readEnd: Int32
+  let writeEnd: Int32
+  /// The byte that means "look at the mailbox"; signals write their number (< 65).
+  static let mail: UInt8 = 255
+
+  init() {
+    var fds: [Int32] = [-1, -1]
+    let rc = pipe(&fds)
+    precondition(rc == 0, "pipe failed: \(errno)")
+    for fd in fds {
+      _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+      _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+    }
+    readEnd = fds[0]
+    writeEnd = fds[1]
+  }
+
+  func wake(_ byte: UInt8 = WakePipe.mail) {
+    var b = byte
+    _ = write(writeEnd, &b, 1)
+  }
+
+  /// Everything written since the last drain.
+  func drain() -> [UInt8] {
+    var out: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 256)
+    while true {
+      let n = buffer.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, $0.count) }
+      if n <= 0 { break }
+      out += buffer[0..<n]
+    }
+    return out
+  }
+
+  deinit {
+    close(readEnd)
+    close(writeEnd)
+  }
+}
+
+/// The write end of the wake pipe, for signal handlers (which can capture nothing).
+private let signalWakeFD = Atomic<Int32>(-1)
+
+/// Signals the interface handles on its thread: each writes its number into the wake pipe.
+enum InterfaceSignals {
+  /// Quit (INT, TERM, HUP), suspend (TSTP), continue (CONT), resize (WINCH).
+  static let handled: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGTSTP, SIGCONT, SIGWINCH]
+  /// Signals of a crash: the terminal is given back before the process dies.
+  static let fatal: [Int32] = [SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE]
+
+  /// What each crash signal did before, written before the handlers go in and only read by
+  /// them (a lock would not be async-signal-safe).
+  private final class Previous: @unchecked Sendable {
+    let actions = UnsafeMutablePointer<sigaction>.allocate(capacity: 65)
+    let saved = UnsafeMutablePointer<Bool>.allocate(capacity: 65)
+    init() { saved.initialize(repeating: false, count: 65) }
+  }
+  private static let previousFatal = Previous()
+
+  /// Routes `handled` signals to `pipe`. Installed before curses starts, so curses keeps its
+  /// hands off them (it installs its own only where the default is in place).
+  static func install(_ pipe: WakePipe) {
+    signalWakeFD.store(pipe.writeEnd, ordering: .releasing)
+    for s in handled { route(s) }
+  }
+
+  /// Routes one signal to the pipe again (after `setDefault`).
+  static func route(_ signal: Int32) {
+    var action = sigaction()
+    action.__sigaction_handler.sa_handler = { signo in
+      let saved = errno
+      var b = UInt8(truncatingIfNeeded: signo)
+      _ = write(signalWakeFD.load(ordering: .acquiring), &b, 1)
+      errno = saved
+    }
+    sigemptyset(&action.sa_mask)
+    // Other threads' reads and writes go on; the UI thread's poll returns EINTR regardless.
+    action.sa_flags = SA_RESTART
+    sigaction(signal, &action, nil)
+  }
+
+  static func setDefault(_ signal: Int32) {
+    var action = sigaction()
+    action.__sigaction_handler.sa_handler = SIG_DFL
+    sigemptyset(&action.sa_mask)
+    sigaction(signal, &action, nil)
+  }
+
+  /// Back to the defaults, after the terminal was given back.
+  static func uninstall() {
+    for s in handled { setDefault(s) }
+    signalWakeFD.store(-1, ordering: .releasing)
+  }
+
+  /// On a crash signal: give the terminal back, then let what was there before (the default,
+  /// or Swift's backtracer) handle the signal as it would have.
+  static func installCrashHandlers() {
+    for s in fatal {
+      var action = sigaction()
+      action.__sigaction_handler.sa_handler = { signo in
+        EmergencyRestore.shared.restore()
+        // Put back the previous disposition; returning re-runs the faulting instruction (or
+        // abort(3) raises again), and that disposition handles it.
+        let table = InterfaceSignals.previousFatal
+        if signo > 0 && signo < 65 && table.saved[Int(signo)] {
+          sigaction(signo, table.actions + Int(signo), nil)
+        } else {
+          InterfaceSignals.setDefault(signo)
+        }
+        if signo == SIGABRT || signo == SIGTRAP || signo == SIGFPE { raise(signo) }
+      }
+      sigemptyset(&action.sa_mask)
+      action.sa_flags = Int32(bitPattern: UInt32(SA_RESETHAND))
+      sigaction(s, nil, previousFatal.actions + Int(s))
+      previousFatal.saved[Int(s)] = true
+      sigaction(s, &action, nil)
+    }
+  }
+}

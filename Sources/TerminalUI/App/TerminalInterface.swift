@@ -1,0 +1,397 @@
+import Glibc
+import PlayerEngine
+import SessionCore
+import Synchronization
+
+/// The terminal interface: a library browser, the queue, the now-playing bar, a status line
+/// that says why playback is paused or quiet, a route picker and a help overlay, driven by
+/// rebindable keys and the terminal's media keys.
+///
+/// Threads. One UI thread makes every curses call. It blocks in poll(2) on the terminal (fd 0)
+/// and a wake pipe, which the player's observer, the background worker and signal handlers
+/// write to. Its timeout is finite only while something moves: the playing track's clock (a
+/// wake-up as each second of it passes), an Esc waiting for the rest of a sequence, a message
+/// to take down. Paused or idle it sleeps until something happens. Requests to the player go,
+/// in order, through one task that awaits them; the player answers by a new snapshot.
+public final class TerminalInterface: @unchecked Sendable {
+  /// What the interface is given besides the player.
+  public struct Configuration: Sendable {
+    /// The folder the library opens on.
+    public var libraryFolder: String
+    public var bindings = KeyBindings.defaults
+    /// Lines for the status line at start (config problems, a damaged state file).
+    public var startupMessages: [String] = []
+    /// Tags and length of a file, read on the background thread.
+    public var readTags: @Sendable (String) -> TrackInfo? = { _ in nil }
+    /// The outputs for the route picker, listed on the background thread.
+    public var listOutputs: @Sendable () -> [OutputChoice] = { [] }
+    /// The audio files under a folder, in play order (on the background thread).
+    public var expandFolder: @Sendable (String) -> [String] = { _ in [] }
+    /// Starts a simulated incoming call; returns a line for the status line.
+    public var simulateCall: @Sendable () -> String = { "There is no way to simulate a call" }
+    /// Where the queue is saved on quit; nil: not saved.
+    public var stateFile: StateFile?
+    /// The state file was damaged at start: move it aside before saving over it.
+    public var stateFileIsDamaged = false
+    /// Where stderr goes while the interface runs; nil: /dev/null.
+    public var logPath: String?
+
+    public init(libraryFolder: String) { self.libraryFolder = libraryFolder }
+  }
+
+  private let player: any PlayerConnection
+  private let configuration: Configuration
+
+  public init(player: any PlayerConnection, configuration: Configuration) {
+    self.player = player
+    self.configuration = configuration
+  }
+
+  /// Takes the terminal and runs until the user quits or a signal ends it. Returns the exit
+  /// status: 0 after quit, 128 + the signal after SIGINT, SIGTERM or SIGHUP, 1 when the
+  /// terminal could not be taken (said on stderr).
+  public func run() async -> Int32 {
+    let pipe = WakePipe()
+    let mailbox = Mailbox(waking: pipe)
+    let (requests, sink) = AsyncStream<PlayerRequest>.makeStream()
+    let player = self.player
+    let forwarder = Task {
+      for await request in requests {
+        switch request {
+        case .command(let command, let label):
+          let status = await player.send(command)
+          if status != .success { mailbox.post { $0.answers.append((label, status)) } }
+        case .action(let action):
+          await player.perform(action)
+        case .replaceQueue(let paths, let start):
+          await player.perform(.clear)
+          await player.perform(.add(paths, play: false))
+          let queue = player.snapshot.queue
+          if queue.indices.contains(start) { await player.perform(.playEntry(queue[start].id)) }
+        }
+      }
+    }
+    player.observe { snapshot, notices in
+      mailbox.post { inbox in
+        inbox.snapshot = snapshot
+        inbox.notices += notices
+      }
+    }
+    let configuration = self.configuration
+    let status = await withCheckedContinuation { (done: CheckedContinuation<Int32, Never>) in
+      startThread(named: "hark-ui") {
+        let loop = InterfaceLoop(
+          player: player, configuration: configuration, pipe: pipe, mailbox: mailbox,
+          request: { sink.yield($0) })
+        done.resume(returning: loop.run())
+      }
+    }
+    sink.finish()
+    forwarder.cancel()
+    return status
+  }
+}
+
+/// The UI thread's state and loop.
+private final class InterfaceLoop {
+  private let player: any PlayerConnection
+  private let configuration: Configuration
+  private let pipe: WakePipe
+  private let mailbox: Mailbox
+  private let request: @Sendable (PlayerRequest) -> Void
+  private var worker: BackgroundWorker?
+  private var terminal: CursesTerminal?
+  private var state: InterfaceState
+  private var decoder = KeyDecoder()
+  private var requestedTags: Set<String> = []
+  private var exitStatus: Int32?
+  private var savedStderr: Int32 = -1
+  private var askedForProtocol = false
+
+  typealias Configuration = TerminalInterface.Configuration
+
+  init(
+    player: any PlayerConnection, configuration: Configuration, pipe: WakePipe, mailbox: Mailbox,
+    request: @escaping @Sendable (PlayerRequest) -> Void
+  ) {
+    self.player = player
+    self.configuration = configuration
+    self.pipe = pipe
+    self.mailbox = mailbox
+    self.request = request
+    state = InterfaceState(
+      folder: configuration.libraryFolder, layout: Layout(rows: 24, columns: 80),
+      bindings: configuration.bindings)
+  }
+
+  func run() -> Int32 {
+    redirectStderr()
+    InterfaceSignals.install(pipe)
+    InterfaceSignals.installCrashHandlers()
+    atexit { EmergencyRestore.shared.restore() }
+    let terminal: CursesTerminal
+    do { terminal = try CursesTerminal() } catch {
+      restoreStderr()
+      InterfaceSignals.uninstall()
+      say("hark: \(error)\n")
+      return 1
+    }
+    self.terminal = terminal
+    let request = self.request
+    worker = BackgroundWorker(
+      mailbox: mailbox, readTags: configuration.readTags, listOutputs: configuration.listOutputs,
+      expandFolder: configuration.expandFolder, request: { request($0) })
+    start(terminal)
+    loop(terminal)
+    finish(terminal)
+    return exitStatus ?? 0
+  }
+
+  // MARK: Start and end
+
+  private func start(_ terminal: CursesTerminal) {
+    let now = monotonicNow()
+    state.layout = Layout(rows: terminal.rows, columns: terminal.columns)
+    state.update(player.snapshot)
+    open(configuration.libraryFolder, now: now)
+    requestQueueTags()
+    let startup = configuration.startupMessages
+    for line in startup { log(line) }
+    if let first = startup.first {
+      // One status line: the first problem, and where the others are.
+      let more = startup.count > 1 ? "[1 of \(startup.count), all in hark.log] " : ""
+      state.say(more + first, style: .warning, now: now)
+    }
+    draw(terminal)
+    terminal.queryKeyboardProtocol()
+    askedForProtocol = true
+  }
+
+  private func finish(_ terminal: CursesTerminal) {
+    worker?.stop()
+    let saveProblem = saveState()
+    terminal.close()
+    self.terminal = nil
+    InterfaceSignals.uninstall()
+    restoreStderr()
+    if let saveProblem { say("hark: \(saveProblem)\n") }
+  }
+
+  /// Writes the queue, the current entry and its position; a problem, in words, or nil.
+  private func saveState() -> String? {
+    guard let file = configuration.stateFile else { return nil }
+    let snap = player.snapshot
+    let current = snap.current.flatMap { c in snap.queue.firstIndex { $0.id == c.id } }
+    let position = snap.current != nil ? snap.position(at: monotonicNow()) : 0
+    let saved = SavedState(
+      queue: snap.queue.map(\.path), current: current, position: position, shuffle: snap.shuffle,
+      repeatMode: snap.repeatMode)
+    if configuration.stateFileIsDamaged, let aside = file.setAside() {
+      log("the damaged state file was moved to '\(aside)'")
+    }
+    do {
+      try file.save(saved)
+      return nil
+    } catch {
+      let line = "cannot save the queue: \(error)"
+      log(line)
+      return line
+    }
+  }
+
+  /// stderr goes to the log while curses owns the screen: libmpg123 and ALSA print there.
+  private func redirectStderr() {
+    let path = configuration.logPath ?? "/dev/null"
+    if let slash = path.lastIndex(of: "/"), slash != path.startIndex {
+      makeDirectories(String(path[..<slash]))
+    }
+    var fd = Glibc.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+    if fd < 0 { fd = Glibc.open("/dev/null", O_WRONLY | O_CLOEXEC) }
+    guard fd >= 0 else { return }
+    savedStderr = fcntl(2, F_DUPFD_CLOEXEC, 3)
+    dup2(fd, 2)
+    close(fd)
+  }
+
+  private func restoreStderr() {
+    guard savedStderr >= 0 else { return }
+    dup2(savedStderr, 2)
+    close(savedStderr)
+    savedStderr = -1
+  }
+
+  /// A line in the log (stderr, while the interface runs).
+  private func log(_ line: String) { say("hark: \(line)\n") }
+
+  private func say(_ text: String) {
+    var bytes = Array(text.utf8)
+    _ = write(2, &bytes, bytes.count)
+  }
+
+  // MARK: The loop
+
+  private func loop(_ terminal: CursesTerminal) {
+    var fds = [
+      pollfd(fd: 0, events: Int16(POLLIN), revents: 0),
+      pollfd(fd: pipe.readEnd, events: Int16(POLLIN), revents: 0),
+    ]
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while exitStatus == nil {
+      let timeout = nextTimeout(now: monotonicNow())
+      fds[0].revents = 0
+      fds[1].revents = 0
+      let n = poll(&fds, 2, timeout)
+      if n < 0 && errno != EINTR {
+        log("poll failed: \(String(cString: strerror(errno)))")
+        exitStatus = 1
+        break
+      }
+      let now = monotonicNow()
+      var events: [InputEvent] = []
+      if fds[1].revents != 0 {
+        for byte in pipe.drain() where byte != WakePipe.mail {
+          handleSignal(Int32(byte), terminal)
+        }
+        applyMail(now: now)
+      }
+      if fds[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
+        let got = buffer.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
+        if got > 0 {
+          events += decoder.feed(buffer[0..<got])
+        } else if got == 0 || (errno != EINTR && errno != EAGAIN) {
+          // The terminal is gone (its window closed): as SIGHUP.
+          exitStatus = 128 + SIGHUP
+        }
+      }
+      if n == 0 && decoder.isPending { events += decoder.timeout() }
+      for event in events { handle(event, terminal, now: now) }
+      _ = state.expire(now: now)
+      if exitStatus == nil { draw(terminal) }
+    }
+  }
+
+  /// Milliseconds until the next thing that moves, or -1 (wait for an event) when nothing does.
+  private func nextTimeout(now: UInt64) -> Int32 {
+    var wait: UInt64?
+    func consider(_ ns: UInt64) { wait = min(wait ?? ns, ns) }
+    if decoder.isPending {
+      let delay = KeyDecoder.escapeDelay.components
+      consider(UInt64(delay.seconds) * 1_000_000_000 + UInt64(delay.attoseconds / 1_000_000_000))
+    }
+    let snap = state.snapshot
+    if snap.state == .playing {
+      // Wake when the next second of the track has been heard, so the clock ticks on time.
+      let p = snap.position(at: now)
+      let untilNextSecond = (1 - (p - p.rounded(.down))) * 1e9
+      consider(UInt64(max(20_000_000, untilNextSecond + 5_000_000)))
+    }
+    if let m = state.message, m.expires > now { consider(m.expires - now) }
+    guard let wait else { return -1 }
+    return Int32(min(UInt64(Int32.max), (wait + 999_999) / 1_000_000))
+  }
+
+  private func draw(_ terminal: CursesTerminal) {
+    terminal.beginFrame()
+    Screen.draw(state, on: terminal, now: monotonicNow())
+    terminal.endFrame()
+  }
+
+  // MARK: Events
+
+  private func handleSignal(_ signal: Int32, _ terminal: CursesTerminal) {
+    switch signal {
+    case SIGINT, SIGTERM, SIGHUP:
+      exitStatus = 128 + signal
+    case SIGTSTP:
+      suspend(terminal)
+    case SIGCONT:
+      terminal.updateSize()
+      state.layout = Layout(rows: terminal.rows, columns: terminal.columns)
+      state.clampPositions()
+      terminal.repaintAll()
+    case SIGWINCH:
+      terminal.updateSize()
+      state.layout = Layout(rows: terminal.rows, columns: terminal.columns)
+      state.clampPositions()
+      terminal.repaintAll()
+    default:
+      break
+    }
+  }
+
+  /// Ctrl-Z: give the terminal back, stop; after `fg`, take it again and redraw.
+  private func suspend(_ terminal: CursesTerminal) {
+    terminal.suspend()
+    InterfaceSignals.setDefault(SIGTSTP)
+    kill(0, SIGTSTP)  // the whole process group stops, as the shell expects
+    // Here again after SIGCONT.
+    InterfaceSignals.route(SIGTSTP)
+    terminal.resume()
+    state.layout = Layout(rows: terminal.rows, columns: terminal.columns)
+    state.clampPositions()
+  }
+
+  private func applyMail(now: UInt64) {
+    let mail = mailbox.take()
+    if let snapshot = mail.snapshot {
+      state.update(snapshot)
+      requestQueueTags()
+    }
+    for notice in mail.notices {
+      if case .message(let line) = notice { log(line) }
+      state.note(notice, now: now)
+    }
+    if !mail.tags.isEmpty { state.tags.merge(mail.tags) { _, new in new } }
+    if let outputs = mail.outputs { state.showOutputs(outputs) }
+    for (label, status) in mail.answers { state.commandAnswered(label, status, now: now) }
+    for line in mail.messages { state.say(line, now: now) }
+  }
+
+  private func handle(_ event: InputEvent, _ terminal: CursesTerminal, now: UInt64) {
+    switch event {
+    case .keyboardProtocol:
+      // The terminal speaks it: media keys, and Esc without a wait.
+      terminal.pushKeyboardProtocol()
+    case .deviceAttributes:
+      break
+    case .key(let key):
+      for effect in state.handle(key, now: now) { carryOut(effect, terminal, now: now) }
+    }
+  }
+
+  private func carryOut(_ effect: InterfaceEffect, _ terminal: CursesTerminal, now: UInt64) {
+    switch effect {
+    case .send(let command, let label): request(.command(command, label: label))
+    case .perform(let action): request(.action(action))
+    case .replaceQueue(let paths, let start): request(.replaceQueue(paths, start: start))
+    case .addFolder(let folder): worker?.submit(.addFolder(folder))
+    case .openFolder(let folder): open(folder, now: now)
+    case .listOutputs: worker?.submit(.outputs)
+    case .simulateCall:
+      let line = configuration.simulateCall()
+      log(line)
+      state.say(line, now: now)
+    case .redraw: terminal.repaintAll()
+    case .suspend: suspend(terminal)
+    case .quit: exitStatus = 0
+    case .interrupt: exitStatus = 128 + SIGINT
+    }
+  }
+
+  private func open(_ folder: String, now: UInt64) {
+    let listing = Folder.list(folder)
+    state.showFolder(folder, listing, now: now)
+    if case .success(let rows) = listing {
+      requestTags(rows.filter { $0.kind == .file }.map(\.path))
+    }
+  }
+
+  private func requestQueueTags() { requestTags(state.snapshot.queue.map(\.path)) }
+
+  private func requestTags(_ paths: [String]) {
+    let wanted = paths.filter { state.tags[$0] == nil && !requestedTags.contains($0) }
+    guard !wanted.isEmpty else { return }
+    requestedTags.formUnion(wanted)
+    worker?.submit(.tags(wanted))
+  }
+}

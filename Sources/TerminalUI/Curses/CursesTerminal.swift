@@ -1,0 +1,272 @@
+import CNcursesw
+import Glibc
+import Synchronization
+
+/// The terminal could not be taken over.
+public struct TerminalError: Error, Hashable, Sendable, CustomStringConvertible {
+  public var description: String
+}
+
+/// The terminal while the interface owns it: curses (wide characters, colours when there are
+/// any) on the alternate screen, and the kitty keyboard protocol when the terminal speaks it.
+/// Input is not read through curses: the owner reads fd 0 and decodes it with `KeyDecoder`,
+/// because curses' own escape parsing does not know kitty's sequences.
+///
+/// UI thread only: every curses call is made from the thread that created it.
+final class CursesTerminal: Canvas {
+  private(set) var rows = 24
+  private(set) var columns = 80
+  private let screen: OpaquePointer
+  private var attributes: [Style: Int32] = [:]
+  private var isOpen = true
+  private var isSuspended = false
+  /// The kitty protocol is pushed on the terminal's stack (and must be popped on every exit).
+  private(set) var keyboardProtocolPushed = false
+
+  /// Takes the terminal: the locale's character set (UTF-8 when the locale says nothing),
+  /// curses in cbreak mode without echo, cursor hidden, colours.
+  init() throws(TerminalError) {
+    setlocale(LC_ALL, "")
+    // Titles are UTF-8 whatever the environment says; a "C" locale would make curses draw
+    // them as escapes. Terminals are UTF-8 in practice.
+    if cnc_locale_is_utf8() == 0 { setlocale(LC_CTYPE, "C.UTF-8") }
+    EmergencyRestore.shared.saveTerminalModes()
+    guard let output = fdopen(1, "w"), let input = fdopen(0, "r") else {
+      throw TerminalError(description: "cannot open the terminal's streams")
+    }
+    guard let s = newterm(nil, output, input) else {
+      let term = getenv("TERM").map { String(cString: $0) } ?? "(unset)"
+      throw TerminalError(
+        description: "the terminal type '\(term)' is not one curses knows (TERM); "
+          + "try TERM=xterm-256color")
+    }
+    screen = s
+    cbreak()
+    noecho()
+    nonl()
+    intrflush(cnc_stdscr(), false)
+    keypad(cnc_stdscr(), false)
+    leaveok(cnc_stdscr(), true)
+    curs_set(0)
+    setUpColours()
+    EmergencyRestore.shared.arm(exitSequence: Self.exitSequence())
+    updateSize()
+  }
+
+  deinit {
+    close()
+    delscreen(screen)
+  }
+
+  private func setUpColours() {
+    let bold = cnc_A_BOLD()
+    let reverse = cnc_A_REVERSE()
+    let dim = cnc_A_DIM()
+    var a: [Style: Int32] = [
+      .normal: cnc_A_NORMAL(), .bar: reverse, .activeTab: bold, .header: bold,
+      .selected: reverse, .current: bold, .folder: bold, .dim: dim, .nowPlaying: reverse | bold,
+      .progress: bold, .warning: bold, .error: bold, .popup: cnc_A_NORMAL(),
+      .popupSelected: reverse,
+    ]
+    if has_colors() {
+      start_color()
+      // -1: the terminal's own background, so the interface is not a grey slab.
+      let hasDefault = use_default_colors() == OK
+      let back: Int16 = hasDefault ? -1 : Int16(COLOR_BLACK)
+      let pairs: [(Style, Int32, Int32?)] = [
+        (.bar, COLOR_BLACK, COLOR_CYAN), (.activeTab, COLOR_WHITE, COLOR_BLUE),
+        (.header, COLOR_CYAN, nil), (.current, COLOR_YELLOW, nil), (.folder, COLOR_BLUE, nil),
+        (.nowPlaying, COLOR_BLACK, COLOR_CYAN), (.progress, COLOR_CYAN, nil),
+        (.warning, COLOR_YELLOW, nil), (.error, COLOR_RED, nil), (.popup, COLOR_WHITE, nil),
+        (.popupSelected, COLOR_BLACK, COLOR_YELLOW),
+      ]
+      for (i, (style, fg, bg)) in pairs.enumerated() {
+        let n = Int16(i + 1)
+        init_pair(n, Int16(fg), bg.map { Int16($0) } ?? back)
+        let base: Int32 =
+          switch style {
+          case .bar, .popup: 0
+          case .nowPlaying, .activeTab, .header, .current, .folder, .progress, .warning, .error,
+            .popupSelected:
+            bold
+          case .normal, .selected, .dim: 0
+          }
+        a[style] = cnc_COLOR_PAIR(Int32(n)) | base
+      }
+    }
+    attributes = a
+  }
+
+  /// What undoes the screen in an emergency: leave the alternate screen, show the cursor,
+  /// plain attributes. From terminfo, as curses would send them.
+  private static func exitSequence() -> [UInt8] {
+    var out: [UInt8] = []
+    for cap in ["sgr0", "cnorm", "rmcup"] {
+      guard let s = tigetstr(cap), Int(bitPattern: s) != -1 else { continue }
+      out += Array(String(cString: s).utf8)
+    }
+    return out + [0x0D, 0x0A]
+  }
+
+  // MARK: Drawing
+
+  func put(_ text: String, row: Int, column: Int, style: Style) {
+    guard isOpen, !isSuspended, row >= 0, row < rows, column >= 0, column < columns else {
+      return
+    }
+    let fitted = TextWidth.truncate(text, to: columns - column, ellipsis: "")
+    var wide = fitted.unicodeScalars.map { wchar_t(bitPattern: $0.value) }
+    wide.append(0)
+    attrset(attributes[style] ?? 0)
+    _ = mvaddnwstr(Int32(row), Int32(column), wide, Int32(wide.count - 1))
+    attrset(0)
+  }
+
+  /// Starts a frame: curses compares it with what is on the terminal and sends only changes.
+  func beginFrame() {
+    guard isOpen, !isSuspended else { return }
+    erase()
+  }
+
+  func endFrame() {
+    guard isOpen, !isSuspended else { return }
+    refresh()
+  }
+
+  /// The next frame is drawn from scratch (after garbage, a resume, Ctrl-L).
+  func repaintAll() {
+    guard isOpen, !isSuspended else { return }
+    clearok(cnc_stdscr(), true)
+  }
+
+  /// Takes the terminal's new size from the kernel; true when it changed.
+  @discardableResult
+  func updateSize() -> Bool {
+    var r: Int32 = 0
+    var c: Int32 = 0
+    if cnc_window_size(1, &r, &c) != 0 {
+      cnc_getmaxyx(cnc_stdscr(), &r, &c)
+    }
+    let changed = Int(r) != rows || Int(c) != columns
+    // Curses learns the size only from us: it never sees SIGWINCH (ours) nor reads input.
+    resizeterm(r, c)
+    rows = Int(r)
+    columns = Int(c)
+    return changed
+  }
+
+  // MARK: The kitty keyboard protocol
+
+  /// Asks whether the terminal speaks the protocol (`CSI ? u`), followed by a primary device
+  /// attributes query that every terminal answers, so an answer to the first is not waited
+  /// for: the decoder reports either answer when it comes.
+  func queryKeyboardProtocol() { writeRaw("\u{1B}[?u\u{1B}[c") }
+
+  /// Turns on "disambiguate escape codes" (flag 1): Esc, Alt and Ctrl keys and the media keys
+  /// arrive as `CSI … u`. Flag 8 (every key as an escape code) is not needed for media keys.
+  func pushKeyboardProtocol() {
+    guard !keyboardProtocolPushed, isOpen else { return }
+    writeRaw("\u{1B}[>1u")
+    keyboardProtocolPushed = true
+    EmergencyRestore.shared.keyboardProtocolPushed.store(true, ordering: .releasing)
+  }
+
+  private func popKeyboardProtocol() {
+    guard keyboardProtocolPushed else { return }
+    writeRaw("\u{1B}[<u")
+    keyboardProtocolPushed = false
+    EmergencyRestore.shared.keyboardProtocolPushed.store(false, ordering: .releasing)
+  }
+
+  private func writeRaw(_ s: String) {
+    var bytes = Array(s.utf8)
+    var done = 0
+    while done < bytes.count {
+      let n = bytes[done...].withUnsafeMutableBytes { write(1, $0.baseAddress, $0.count) }
+      if n < 0 && errno == EINTR { continue }
+      if n <= 0 { return }
+      done += n
+    }
+  }
+
+  // MARK: Giving the terminal back
+
+  /// Ctrl-Z: gives the terminal back as it was (the protocol popped before leaving the
+  /// alternate screen, whose stack it is on); `resume` takes it again.
+  func suspend() {
+    guard isOpen, !isSuspended else { return }
+    let hadProtocol = keyboardProtocolPushed
+    popKeyboardProtocol()
+    keyboardProtocolPushed = hadProtocol  // remembered for resume
+    EmergencyRestore.shared.keyboardProtocolPushed.store(false, ordering: .releasing)
+    curs_set(1)
+    endwin()
+    isSuspended = true
+  }
+
+  /// After `fg`: curses restores its modes and the alternate screen on the next refresh.
+  func resume() {
+    guard isOpen, isSuspended else { return }
+    isSuspended = false
+    refresh()
+    curs_set(0)
+    if keyboardProtocolPushed {
+      keyboardProtocolPushed = false
+      pushKeyboardProtocol()
+    }
+    updateSize()
+    repaintAll()
+  }
+
+  /// Gives the terminal back for good: protocol popped, cursor shown, curses ended.
+  func close() {
+    guard isOpen else { return }
+    if !isSuspended {
+      popKeyboardProtocol()
+      curs_set(1)
+      endwin()
+    }
+    isOpen = false
+    EmergencyRestore.shared.disarm()
+  }
+}
+
+/// What gives the terminal back when the process dies without `close` (a crash, `exit` from
+/// another thread): async-signal-safe, so only preallocated bytes, write(2) and tcsetattr(3).
+final class EmergencyRestore: @unchecked Sendable {
+  static let shared = EmergencyRestore()
+
+  private let termios = UnsafeMutablePointer<Glibc.termios>.allocate(capacity: 1)
+  private let haveTermios = Atomic<Bool>(false)
+  private let sequence = UnsafeMutablePointer<UInt8>.allocate(capacity: 256)
+  private let sequenceLength = Atomic<Int>(0)
+  let armed = Atomic<Bool>(false)
+  let keyboardProtocolPushed = Atomic<Bool>(false)
+
+  private init() {}
+
+  /// Remembers the terminal's modes before curses changes them.
+  func saveTerminalModes() {
+    if tcgetattr(0, termios) == 0 { haveTermios.store(true, ordering: .releasing) }
+  }
+
+  func arm(exitSequence: [UInt8]) {
+    let n = min(exitSequence.count, 256)
+    for i in 0..<n { sequence[i] = exitSequence[i] }
+    sequenceLength.store(n, ordering: .releasing)
+    armed.store(true, ordering: .releasing)
+  }
+
+  func disarm() { armed.store(false, ordering: .releasing) }
+
+  /// Restores the terminal if the interface still holds it. Async-signal-safe.
+  func restore() {
+    guard armed.exchange(false, ordering: .acquiringAndReleasing) else { return }
+    if keyboardProtocolPushed.load(ordering: .acquiring) {
+      let pop: StaticString = "\u{1B}[<u"
+      _ = write(1, pop.utf8Start, pop.utf8CodeUnitCount)
+    }
+    _ = write(1, sequence, sequenceLength.load(ordering: .acquiring))
+    if haveTermios.load(ordering: .acquiring) { tcsetattr(0, TCSANOW, termios) }
+  }
+}

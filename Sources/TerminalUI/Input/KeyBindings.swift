@@ -1,0 +1,200 @@
+/// What a key can be bound to. The raw value is the name the config's `[keys]` table uses.
+public enum UIAction: String, CaseIterable, Hashable, Sendable {
+  case playPause = "play_pause"
+  case play
+  case pause
+  case stop
+  case next
+  case previous
+  case seekForward = "seek_forward"
+  case seekBackward = "seek_backward"
+  case fastForward = "fast_forward"
+  case rewind
+  case volumeUp = "volume_up"
+  case volumeDown = "volume_down"
+  case mute
+  case shuffle
+  case `repeat`
+  case routePicker = "route_picker"
+  case playSelection = "play_selection"
+  case addToQueue = "add_to_queue"
+  case remove
+  case search
+  case toggleView = "toggle_view"
+  case libraryView = "library_view"
+  case queueView = "queue_view"
+  case down
+  case up
+  case pageDown = "page_down"
+  case pageUp = "page_up"
+  case top
+  case bottom
+  case parentFolder = "parent_folder"
+  case help
+  case redraw
+  case simulateCall = "simulate_call"
+  case quit
+
+  /// What it does, for the help overlay and the man page.
+  public var summary: String {
+    switch self {
+    case .playPause: "play or pause"
+    case .play: "play"
+    case .pause: "pause"
+    case .stop: "stop"
+    case .next: "next track"
+    case .previous: "previous track (or back to the start of this one)"
+    case .seekForward: "forward 5 s"
+    case .seekBackward: "back 5 s"
+    case .fastForward: "forward by the player's seek step (10 s)"
+    case .rewind: "back by the player's seek step (10 s)"
+    case .volumeUp: "system volume up 5 %"
+    case .volumeDown: "system volume down 5 %"
+    case .mute: "mute or unmute the output"
+    case .shuffle: "shuffle on or off"
+    case .repeat: "repeat: off, all, one"
+    case .routePicker: "choose the output (route picker)"
+    case .playSelection: "play the selection (open a folder)"
+    case .addToQueue: "add the selection to the queue"
+    case .remove: "remove the selection from the queue"
+    case .search: "filter the view as you type (Esc clears)"
+    case .toggleView: "switch between library and queue"
+    case .libraryView: "library"
+    case .queueView: "queue"
+    case .down: "move down"
+    case .up: "move up"
+    case .pageDown: "page down"
+    case .pageUp: "page up"
+    case .top: "go to the top"
+    case .bottom: "go to the bottom"
+    case .parentFolder: "go to the parent folder"
+    case .help: "this help"
+    case .redraw: "redraw the screen"
+    case .simulateCall: "simulate an incoming call ('hark call')"
+    case .quit: "quit, saving the queue and position"
+    }
+  }
+
+  /// The keys it has when the config says nothing about it.
+  public var defaultKeys: [String] {
+    switch self {
+    case .playPause: ["space", "media_play_pause"]
+    case .play: ["media_play"]
+    case .pause: ["media_pause"]
+    case .stop: ["media_stop"]
+    case .next: ["n", "media_track_next"]
+    case .previous: ["b", "media_track_previous"]
+    case .seekForward: ["right", "l"]
+    case .seekBackward: ["left", "h"]
+    case .fastForward: ["media_fast_forward"]
+    case .rewind: ["media_rewind"]
+    case .volumeUp: ["+", "=", "raise_volume"]
+    case .volumeDown: ["-", "lower_volume"]
+    case .mute: ["m", "mute_volume"]
+    case .shuffle: ["s"]
+    case .repeat: ["r"]
+    case .routePicker: ["o"]
+    case .playSelection: ["enter"]
+    case .addToQueue: ["a"]
+    case .remove: ["d", "delete"]
+    case .search: ["/"]
+    case .toggleView: ["tab"]
+    case .libraryView: ["1"]
+    case .queueView: ["2"]
+    case .down: ["j", "down"]
+    case .up: ["k", "up"]
+    case .pageDown: ["pgdn"]
+    case .pageUp: ["pgup"]
+    case .top: ["g", "home"]
+    case .bottom: ["G", "end"]
+    case .parentFolder: ["backspace"]
+    case .help: ["?"]
+    case .redraw: ["C-l"]
+    case .simulateCall: ["C"]
+    case .quit: ["q"]
+    }
+  }
+}
+
+/// The live table from keys to actions: the defaults, changed by the config's `[keys]` table.
+public struct KeyBindings: Sendable, Equatable {
+  /// Each action's keys, in the order written.
+  public private(set) var keys: [UIAction: [Key]]
+  private var actions: [Key: UIAction]
+
+  /// The built-in bindings.
+  public static let defaults: KeyBindings = {
+    var keys: [UIAction: [Key]] = [:]
+    for action in UIAction.allCases {
+      // The defaults are ours: a name that does not parse is a bug found by the tests.
+      keys[action] = action.defaultKeys.compactMap { try? Key(parsing: $0) }
+    }
+    return KeyBindings(keys: keys)
+  }()
+
+  private init(keys: [UIAction: [Key]]) {
+    self.keys = keys
+    actions = [:]
+    for action in UIAction.allCases {
+      for key in keys[action] ?? [] { actions[key] = action }
+    }
+  }
+
+  /// The action bound to `key`, if any.
+  public func action(for key: Key) -> UIAction? { actions[key] }
+
+  /// The keys of `action` as the config writes them ("space, media_play_pause").
+  public func keyNames(_ action: UIAction) -> [String] {
+    (keys[action] ?? []).map(\.description)
+  }
+
+  /// The defaults with the config's table applied: an action named there gets exactly the keys
+  /// listed (an empty list unbinds it), and those keys leave whatever action had them by
+  /// default. As for every other setting, a bad entry (an unknown action, a key name that does
+  /// not parse) is one problem line and the default stands for it; the rest still applies.
+  public static func configured(_ table: [String: [String]]) -> (KeyBindings, [String]) {
+    var keys = defaults.keys
+    var problems: [String] = []
+    var claimed: [Key: UIAction] = [:]
+    var configured: Set<UIAction> = []
+    for (name, keyNames) in table.sorted(by: { $0.key < $1.key }) {
+      guard let action = UIAction(rawValue: name) else {
+        problems.append(
+          "unknown action '\(name)' in [keys]; the actions are: "
+            + UIAction.allCases.map(\.rawValue).joined(separator: ", "))
+        continue
+      }
+      var parsed: [Key] = []
+      var bad: KeyNameError?
+      for keyName in keyNames {
+        do { parsed.append(try Key(parsing: keyName)) } catch {
+          bad = bad ?? error
+        }
+      }
+      if let bad {
+        let kept = defaults.keyNames(action).joined(separator: ", ")
+        problems.append(
+          "[keys] \(name): \(bad); it keeps its default keys" + (kept.isEmpty ? "" : " (\(kept))"))
+        continue
+      }
+      var mine: [Key] = []
+      for (key, keyName) in zip(parsed, keyNames) {
+        if let other = claimed[key], other != action {
+          problems.append(
+            "key '\(keyName)' is given to both '\(other.rawValue)' and '\(name)'; "
+              + "'\(other.rawValue)' keeps it")
+          continue
+        }
+        claimed[key] = action
+        mine.append(key)
+      }
+      keys[action] = mine
+      configured.insert(action)
+    }
+    // A key the config gave to an action leaves the action that had it by default.
+    for action in UIAction.allCases where !configured.contains(action) {
+      keys[action]?.removeAll { claimed[$0] != nil }
+    }
+    return (KeyBindings(keys: keys), problems)
+  }
+}

@@ -1,0 +1,79 @@
+import PlayerEngine
+import SessionCore
+
+/// How the views write times, bars and states.
+public enum Format {
+  /// 83.4 → "1:23"; 3725 → "1:02:05"; unknown (nil, NaN, infinite) → "--:--".
+  public static func time(_ seconds: Double?) -> String {
+    guard let seconds, seconds.isFinite else { return "--:--" }
+    let s = Int(max(0, seconds))
+    func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+    return s >= 3600 ? "\(s / 3600):\(two(s / 60 % 60)):\(two(s % 60))" : "\(s / 60):\(two(s % 60))"
+  }
+
+  /// A bar of `width` cells, filled to `fraction` (clamped to 0…1): "━━━━━━──────".
+  public static func bar(_ fraction: Double, width: Int, filled: String = "━", empty: String = "─")
+    -> String
+  {
+    guard width > 0 else { return "" }
+    let f = fraction.isFinite ? min(1, max(0, fraction)) : 0
+    let n = Int((f * Double(width)).rounded(.down))
+    return String(repeating: filled, count: n) + String(repeating: empty, count: width - n)
+  }
+
+  /// The state word with its short cause: "Playing", "Paused (call)", "Paused (headphones
+  /// unplugged)", "Stopped". The status line says the same at length.
+  public static func state(_ s: PlayerSnapshot) -> String {
+    switch s.state {
+    case .stopped: return "Stopped"
+    case .playing: return s.ducked ? "Playing (quieter)" : "Playing"
+    case .paused:
+      switch s.pausedBy {
+      case .route:
+        if let lost = s.lostRoute, lost.kind == .headphones {
+          return "Paused (headphones unplugged)"
+        }
+        return "Paused (\(s.lostRoute.map { "'\($0.name)' gone" } ?? "output gone"))"
+      case .interruption:
+        guard let i = s.interruption else { return "Paused (interrupted)" }
+        switch i.kind {
+        case .call: return "Paused (call)"
+        case .otherAudio: return "Paused ('\(i.by)')"
+        }
+      case .user, nil: return "Paused"
+      }
+    }
+  }
+
+  /// A glyph for the state: ▶ ⏸ ■.
+  public static func stateGlyph(_ s: PlaybackState) -> String {
+    switch s {
+    case .playing: "▶"
+    case .paused: "⏸"
+    case .stopped: "■"
+    }
+  }
+
+  /// "repeat off" / "repeat all" / "repeat one".
+  public static func repeatMode(_ mode: RepeatMode) -> String { "repeat \(mode.rawValue)" }
+
+  /// The volume as words and a bar, or, where the output has none, its device's name (G3).
+  public static func volume(_ v: VolumeReading, barWidth: Int) -> String {
+    switch v {
+    case .level(let percent, let muted):
+      let p = Int(percent.rounded())
+      if muted { return "vol muted" }
+      return barWidth > 0
+        ? "vol \(bar(percent / 100, width: barWidth, filled: "█", empty: "░")) \(p)%"
+        : "vol \(p)%"
+    case .unavailable(let device):
+      return "out: \(device)"
+    }
+  }
+
+  /// "Title – Artist", or the title alone.
+  public static func titleAndArtist(_ title: String, _ artist: String?) -> String {
+    guard let artist, !artist.isEmpty else { return title }
+    return "\(title) – \(artist)"
+  }
+}

@@ -1,0 +1,172 @@
+import Glibc
+
+/// One row of the library browser.
+public struct LibraryEntry: Hashable, Sendable {
+  public enum Kind: Hashable, Sendable {
+    /// "..": the folder above.
+    case parent
+    case folder
+    case file
+  }
+  public var kind: Kind
+  /// The name shown: the file or folder name.
+  public var name: String
+  public var path: String
+
+  public init(kind: Kind, name: String, path: String) {
+    self.kind = kind
+    self.name = name
+    self.path = path
+  }
+}
+
+/// What the library shows of a file besides its name: its tags and length, read lazily (off
+/// the UI thread) and cached.
+public struct TrackInfo: Hashable, Sendable {
+  public var title: String?
+  public var artist: String?
+  public var album: String?
+  /// Seconds, when the file says.
+  public var duration: Double?
+
+  public init(
+    title: String? = nil, artist: String? = nil, album: String? = nil, duration: Double? = nil
+  ) {
+    self.title = title
+    self.artist = artist
+    self.album = album
+    self.duration = duration
+  }
+}
+
+/// Reading a folder for the library browser: sub-folders first, then audio files, each in the
+/// order people expect ("2" before "10"), hidden files left out.
+public enum Folder {
+  /// The extensions the player's decoder reads.
+  public static let audioExtensions: Set<String> = [
+    "wav", "wave", "aif", "aiff", "aifc", "flac", "ogg", "oga", "opus", "mp3", "au", "snd", "caf",
+    "w64",
+  ]
+
+  /// The rows for `path`, with ".." first unless it is "/"; or why it cannot be read.
+  public static func list(_ path: String) -> Result<[LibraryEntry], FolderError> {
+    guard let dir = opendir(path) else {
+      return .failure(FolderError(path: path, code: errno))
+    }
+    var folders: [LibraryEntry] = []
+    var files: [LibraryEntry] = []
+    while let entry = readdir(dir) {
+      let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+        String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+      }
+      if name.hasPrefix(".") { continue }
+      let full = join(path, name)
+      var isFolder = Int32(entry.pointee.d_type) == Int32(DT_DIR)
+      // Symbolic links and file systems that do not fill d_type need a stat.
+      if Int32(entry.pointee.d_type) == Int32(DT_LNK)
+        || Int32(entry.pointee.d_type) == Int32(DT_UNKNOWN)
+      {
+        var st = stat()
+        guard stat(full, &st) == 0 else { continue }
+        isFolder = (st.st_mode & S_IFMT) == S_IFDIR
+      }
+      if isFolder {
+        folders.append(LibraryEntry(kind: .folder, name: name, path: full))
+      } else if isAudio(name) {
+        files.append(LibraryEntry(kind: .file, name: name, path: full))
+      }
+    }
+    closedir(dir)
+    folders.sort { naturalLess($0.name, $1.name) }
+    files.sort { naturalLess($0.name, $1.name) }
+    let parent: [LibraryEntry] =
+      path == "/" ? [] : [LibraryEntry(kind: .parent, name: "..", path: Self.parent(of: path))]
+    return .success(parent + folders + files)
+  }
+
+  /// Whether the name has one of `audioExtensions`.
+  public static func isAudio(_ name: String) -> Bool {
+    guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return false }
+    return audioExtensions.contains(name[name.index(after: dot)...].lowercased())
+  }
+
+  /// "a/b" from "a" and "b", without doubling a slash.
+  public static func join(_ folder: String, _ name: String) -> String {
+    folder.hasSuffix("/") ? folder + name : folder + "/" + name
+  }
+
+  /// The folder above `path` ("/" above "/a").
+  public static func parent(of path: String) -> String {
+    var p = Substring(path)
+    while p.count > 1 && p.hasSuffix("/") { p = p.dropLast() }
+    guard let slash = p.lastIndex(of: "/") else { return "." }
+    return slash == p.startIndex ? "/" : String(p[..<slash])
+  }
+
+  /// `path` made absolute against the current directory, with "." and ".." resolved by name.
+  public static func absolute(_ path: String) -> String {
+    var base: [Substring] = []
+    if !path.hasPrefix("/") {
+      var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+      if getcwd(&buffer, buffer.count) != nil {
+        let cwd = String(
+          decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        base = cwd.split(separator: "/")
+      }
+    }
+    for part in path.split(separator: "/") {
+      switch part {
+      case ".": continue
+      case "..": if !base.isEmpty { base.removeLast() }
+      default: base.append(part)
+      }
+    }
+    return "/" + base.joined(separator: "/")
+  }
+
+  /// A title for a file without tags: its name without the extension.
+  public static func title(fromName name: String) -> String {
+    let base = name.split(separator: "/").last.map(String.init) ?? name
+    guard let dot = base.lastIndex(of: "."), dot != base.startIndex else { return base }
+    return String(base[..<dot])
+  }
+
+  /// Name order as people expect: runs of digits compare by value, letters without case.
+  public static func naturalLess(_ a: String, _ b: String) -> Bool {
+    let x = Array(a.lowercased().unicodeScalars)
+    let y = Array(b.lowercased().unicodeScalars)
+    var i = 0
+    var j = 0
+    func digit(_ c: Unicode.Scalar) -> Bool { c >= "0" && c <= "9" }
+    while i < x.count && j < y.count {
+      if digit(x[i]) && digit(y[j]) {
+        var ei = i
+        while ei < x.count && digit(x[ei]) { ei += 1 }
+        var ej = j
+        while ej < y.count && digit(y[ej]) { ej += 1 }
+        var si = i
+        while si < ei - 1 && x[si] == "0" { si += 1 }
+        var sj = j
+        while sj < ej - 1 && y[sj] == "0" { sj += 1 }
+        if ei - si != ej - sj { return ei - si < ej - sj }
+        for (p, q) in zip(x[si..<ei], y[sj..<ej]) where p != q { return p < q }
+        i = ei
+        j = ej
+      } else {
+        if x[i] != y[j] { return x[i] < y[j] }
+        i += 1
+        j += 1
+      }
+    }
+    return x.count - i < y.count - j || (x.count - i == y.count - j && a < b)
+  }
+}
+
+/// A folder that could not be read.
+public struct FolderError: Error, Hashable, Sendable, CustomStringConvertible {
+  public var path: String
+  public var code: Int32
+  public var description: String {
+    "cannot open '\(path)': \(String(cString: strerror(code)).lowercased())"
+  }
+}

@@ -1,0 +1,184 @@
+import FoundationEssentials
+import Glibc
+import PlayerEngine
+
+/// What the interface remembers between runs: the queue, where it was, shuffle and repeat.
+public struct SavedState: Codable, Hashable, Sendable {
+  /// The format's version; a file with another is not ours to read.
+  public var version = 1
+  /// The queue's files, absolute paths, in the user's order.
+  public var queue: [String]
+  /// The current entry's index in `queue`.
+  public var current: Int?
+  /// Seconds into the current entry.
+  public var position: Double
+  public var shuffle: Bool
+  public var repeatMode: RepeatMode
+
+  enum CodingKeys: String, CodingKey {
+    case version, queue, current, position, shuffle
+    case repeatMode = "repeat"
+  }
+
+  public init(
+    queue: [String], current: Int?, position: Double, shuffle: Bool, repeatMode: RepeatMode
+  ) {
+    self.queue = queue
+    self.current = current
+    self.position = position
+    self.shuffle = shuffle
+    self.repeatMode = repeatMode
+  }
+
+  /// Why this state cannot be used as it is, or nil when it can.
+  func problem() -> String? {
+    if version != 1 { return "it is version \(version), not 1" }
+    if queue.contains(where: { $0.isEmpty }) { return "the queue has an empty path" }
+    if let c = current, !queue.indices.contains(c) {
+      return "the current entry \(c) is not in the queue of \(queue.count)"
+    }
+    if !position.isFinite || position < 0 { return "the position \(position) is not a time" }
+    return nil
+  }
+}
+
+/// What reading the state file found.
+public enum StateLoad: Hashable, Sendable {
+  /// No file: a first run.
+  case missing
+  case restored(SavedState)
+  /// The file is there but cannot be used; why, in plain words. It is left as it is.
+  case damaged(String)
+}
+
+/// A problem writing the state file.
+public struct StateFileError: Error, Hashable, Sendable, CustomStringConvertible {
+  public var operation: String
+  public var code: Int32
+  public var description: String {
+    "\(operation): \(String(cString: strerror(code)).lowercased())"
+  }
+}
+
+/// `$XDG_STATE_HOME/hark/state.json`: read at start, written on quit, atomically (a temporary
+/// file, fsync, rename, fsync of the folder), so a crash or a full disk leaves the old file.
+public struct StateFile: Sendable {
+  public let path: String
+
+  public init(path: String) { self.path = path }
+
+  /// The state file in `StatePaths.directory()`.
+  public static var standard: StateFile? {
+    StatePaths.directory().map { StateFile(path: $0 + "/state.json") }
+  }
+
+  /// Reads the file. Anything wrong with it is `.damaged` with the reason; the file is left.
+  public func load() -> StateLoad {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    if fd < 0 {
+      return errno == ENOENT
+        ? .missing : .damaged("cannot read it (\(String(cString: strerror(errno)).lowercased()))")
+    }
+    defer { close(fd) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65_536)
+    while true {
+      let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+      if n < 0 && errno == EINTR { continue }
+      if n < 0 {
+        return .damaged("cannot read it (\(String(cString: strerror(errno)).lowercased()))")
+      }
+      if n == 0 { break }
+      bytes += chunk[0..<n]
+      if bytes.count > 16 << 20 { return .damaged("it is larger than 16 MiB") }
+    }
+    let state: SavedState
+    do {
+      state = try JSONDecoder().decode(SavedState.self, from: Data(bytes))
+    } catch {
+      return .damaged(bytes.isEmpty ? "it is empty" : "it is not a hark state file (\(error))")
+    }
+    if let problem = state.problem() { return .damaged(problem) }
+    return .restored(state)
+  }
+
+  /// Writes `state` so that a reader sees the old file or the new one, never a torn one.
+  public func save(_ state: SavedState) throws(StateFileError) {
+    let folder = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+    makeDirectories(folder)
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    var bytes: [UInt8]
+    do { bytes = [UInt8](try encoder.encode(state)) } catch {
+      preconditionFailure("a SavedState always encodes: \(error)")
+    }
+    bytes.append(0x0A)
+    let temporary = path + ".tmp.\(getpid())"
+    let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+    guard fd >= 0 else { throw StateFileError(operation: "creating '\(temporary)'", code: errno) }
+    var done = 0
+    while done < bytes.count {
+      let n = bytes[done...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+      if n < 0 && errno == EINTR { continue }
+      if n <= 0 {
+        let e = StateFileError(operation: "writing '\(temporary)'", code: n < 0 ? errno : ENOSPC)
+        close(fd)
+        unlink(temporary)
+        throw e
+      }
+      done += n
+    }
+    // The data must be on disk before the rename makes it the state file.
+    if fsync(fd) != 0 {
+      let e = StateFileError(operation: "writing '\(temporary)'", code: errno)
+      close(fd)
+      unlink(temporary)
+      throw e
+    }
+    close(fd)
+    guard rename(temporary, path) == 0 else {
+      let e = StateFileError(operation: "replacing '\(path)'", code: errno)
+      unlink(temporary)
+      throw e
+    }
+    // And the rename itself must survive a crash.
+    let dir = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    if dir >= 0 {
+      fsync(dir)
+      close(dir)
+    }
+  }
+
+  /// Moves a damaged file out of the way (to `state.json.damaged`) so that saving does not
+  /// destroy it; returns the new path.
+  public func setAside() -> String? {
+    let aside = path + ".damaged"
+    return rename(path, aside) == 0 ? aside : nil
+  }
+}
+
+/// Where the interface keeps its state and its log.
+public enum StatePaths {
+  /// `$XDG_STATE_HOME/hark`, else `~/.local/state/hark`; nil without a home.
+  public static func directory() -> String? {
+    if let xdg = getenv("XDG_STATE_HOME").map({ String(cString: $0) }), xdg.hasPrefix("/") {
+      return xdg + "/hark"
+    }
+    guard let home = getenv("HOME").map({ String(cString: $0) }), !home.isEmpty else {
+      return nil
+    }
+    return home + "/.local/state/hark"
+  }
+
+  /// `hark.log` in `directory()`: where stderr goes while the interface owns the terminal.
+  public static func log() -> String? { directory().map { $0 + "/hark.log" } }
+}
+
+/// mkdir -p, with 0700 for what it creates (state and logs are the user's own).
+func makeDirectories(_ path: String) {
+  var built = path.hasPrefix("/") ? "" : "."
+  for part in path.split(separator: "/") {
+    built += "/" + part
+    mkdir(built, 0o700)
+  }
+}

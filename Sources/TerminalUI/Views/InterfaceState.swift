@@ -1,0 +1,495 @@
+import PlayerEngine
+import SessionCore
+
+/// Which list fills the middle of the screen.
+public enum ViewKind: Hashable, Sendable {
+  case library, queue
+}
+
+/// An output the route picker offers.
+public struct OutputChoice: Hashable, Sendable {
+  /// The ALSA device name ("default", "pulse", "hw:CARD=PCH,DEV=0").
+  public var name: String
+  /// What the system says it is ("PulseAudio Sound Server").
+  public var summary: String
+
+  public init(name: String, summary: String) {
+    self.name = name
+    self.summary = summary
+  }
+}
+
+/// A box over the lists.
+public enum Overlay: Hashable, Sendable {
+  /// The key bindings, scrolled to this line.
+  case help(top: Int)
+  /// The route picker (G6, G20), with its selection.
+  case routePicker(ListPosition)
+}
+
+/// A line in the status line for a while.
+public struct StatusMessage: Hashable, Sendable {
+  public var text: String
+  public var style: Style
+  /// Monotonic nanoseconds after which it is gone.
+  public var expires: UInt64
+  /// It tells of a change of the player's state ("paused: call in progress"): the next change
+  /// makes it stale, and it goes.
+  public var isAboutState = false
+}
+
+/// What the interface asks its owner to do, as the result of a key or an event. The owner
+/// (`TerminalInterface`) carries these out: requests to the player, disk and processes.
+public enum InterfaceEffect: Equatable, Sendable {
+  /// A remote command, the same the session server and media keys send; `label` names it for
+  /// a message when it is refused.
+  case send(RemoteCommand, label: String)
+  case perform(Player.Action)
+  /// The queue becomes these files, and the one at `start` plays (a tap on a song in an album).
+  case replaceQueue([String], start: Int)
+  /// The audio files under a folder are added to the queue (walking it is off the UI thread).
+  case addFolder(String)
+  /// Show this folder in the library (the owner reads it and calls `showFolder`).
+  case openFolder(String)
+  /// List the outputs for the route picker (off the UI thread; `showOutputs` when done).
+  case listOutputs
+  case simulateCall
+  case redraw
+  case suspend
+  case quit
+  /// Ctrl-C typed as a key (the kitty protocol sends it so): quit as SIGINT does.
+  case interrupt
+}
+
+/// Everything the interface shows, and how keys change it. Pure: no terminal, no clock (times
+/// are passed in), no I/O; the effects say what the owner must do.
+public struct InterfaceState: Sendable {
+  public var snapshot = PlayerSnapshot()
+  public var view: ViewKind = .library
+  public var layout: Layout
+  public var bindings: KeyBindings
+
+  // The library.
+  public private(set) var folder: String
+  public private(set) var entries: [LibraryEntry] = []
+  public private(set) var folderProblem: String?
+  public var libraryPosition = ListPosition()
+  public var libraryFilter = ""
+  /// Tags and lengths read so far, by path.
+  public var tags: [String: TrackInfo] = [:]
+
+  // The queue.
+  public var queuePosition = ListPosition()
+  public var queueFilter = ""
+
+  /// The search prompt is taking keys.
+  public var isTyping = false
+  public var overlay: Overlay?
+  public var outputs: [OutputChoice]?
+  public var message: StatusMessage?
+
+  /// How long a message stays in the status line.
+  public static let messageLifetime: UInt64 = 6_000_000_000
+
+  public init(folder: String, layout: Layout, bindings: KeyBindings) {
+    self.folder = folder
+    self.layout = layout
+    self.bindings = bindings
+  }
+
+  // MARK: Rows
+
+  /// The library rows the filter lets through.
+  public var libraryRows: [LibraryEntry] {
+    guard !libraryFilter.isEmpty else { return entries }
+    return entries.filter { $0.kind != .parent && matches($0.path, name: $0.name, libraryFilter) }
+  }
+
+  /// The queue entries the filter lets through.
+  public var queueRows: [QueuedTrack] {
+    guard !queueFilter.isEmpty else { return snapshot.queue }
+    return snapshot.queue.filter {
+      matches($0.path, name: Folder.title(fromName: $0.path), queueFilter)
+    }
+  }
+
+  private func matches(_ path: String, name: String, _ query: String) -> Bool {
+    let q = query.lowercased()
+    let info = tags[path]
+    return name.lowercased().contains(q)
+      || (info?.title?.lowercased().contains(q) ?? false)
+      || (info?.artist?.lowercased().contains(q) ?? false)
+      || (info?.album?.lowercased().contains(q) ?? false)
+  }
+
+  /// The filter of the view shown.
+  public var filter: String {
+    get { view == .library ? libraryFilter : queueFilter }
+    set {
+      if view == .library { libraryFilter = newValue } else { queueFilter = newValue }
+    }
+  }
+
+  private var rowCount: Int { view == .library ? libraryRows.count : queueRows.count }
+
+  private var position: ListPosition {
+    get { view == .library ? libraryPosition : queuePosition }
+    set {
+      if view == .library { libraryPosition = newValue } else { queuePosition = newValue }
+    }
+  }
+
+  /// Keeps both lists' selections valid after rows changed.
+  public mutating func clampPositions() {
+    libraryPosition.clamp(count: libraryRows.count, height: layout.listHeight)
+    queuePosition.clamp(count: queueRows.count, height: layout.listHeight)
+  }
+
+  // MARK: Events from the owner
+
+  /// A folder was read: its rows, or why not.
+  public mutating func showFolder(
+    _ path: String, _ listing: Result<[LibraryEntry], FolderError>, now: UInt64
+  ) {
+    let previous = folder
+    switch listing {
+    case .success(let rows):
+      folder = path
+      entries = rows
+      folderProblem = nil
+      libraryFilter = ""
+      // Going up selects the folder we came from.
+      libraryPosition = ListPosition()
+      if let i = rows.firstIndex(where: { $0.path == previous }) { libraryPosition.selected = i }
+    case .failure(let error):
+      if entries.isEmpty {
+        folder = path
+        folderProblem = error.description
+      }
+      say(error.description, style: .error, now: now)
+    }
+    clampPositions()
+  }
+
+  /// A new snapshot from the player.
+  public mutating func update(_ snapshot: PlayerSnapshot) {
+    let selectedID =
+      queueRows.indices.contains(queuePosition.selected)
+      ? queueRows[queuePosition.selected].id : nil
+    let before = self.snapshot
+    self.snapshot = snapshot
+    if message?.isAboutState == true
+      && (before.state != snapshot.state || before.pausedBy != snapshot.pausedBy)
+    {
+      message = nil
+    }
+    // The selection follows its entry when the queue changes around it.
+    if let id = selectedID, let i = queueRows.firstIndex(where: { $0.id == id }) {
+      queuePosition.selected = i
+    }
+    clampPositions()
+  }
+
+  /// Puts a line in the status line for `messageLifetime`.
+  public mutating func say(
+    _ text: String, style: Style = .normal, now: UInt64, isAboutState: Bool = false
+  ) {
+    message = StatusMessage(
+      text: TextWidth.sanitized(text), style: style, expires: now + Self.messageLifetime,
+      isAboutState: isAboutState)
+  }
+
+  /// What the player reported besides its new state.
+  public mutating func note(_ notice: PlayerNotice, now: UInt64) {
+    switch notice {
+    case .message(let line):
+      let isError = line.hasPrefix("cannot") || line.hasPrefix("output")
+      say(capitalized(line), style: isError ? .error : .normal, now: now, isAboutState: true)
+    case .queueEnded(let nothingPlayed):
+      say(
+        nothingPlayed ? "Nothing in the queue could be played" : "End of the queue",
+        style: nothingPlayed ? .error : .normal, now: now)
+    case .nowPlaying, .seeked:
+      break
+    }
+  }
+
+  /// How a remote command the user typed was answered, when it was not done.
+  public mutating func commandAnswered(_ label: String, _ status: CommandStatus, now: UInt64) {
+    switch status {
+    case .success: return
+    case .commandDisabled: say("'\(label)' is not possible right now", style: .warning, now: now)
+    case .noSuchContent:
+      say(
+        "The queue is empty: \(firstKey(.playSelection)) plays the selection, "
+          + "\(firstKey(.addToQueue)) adds it", style: .warning, now: now)
+    case .commandFailed: say("'\(label)' failed", style: .error, now: now)
+    }
+  }
+
+  /// The outputs were listed.
+  public mutating func showOutputs(_ list: [OutputChoice]) {
+    outputs = list
+    if case .routePicker = overlay {
+      var p = ListPosition(selected: list.firstIndex { $0.name == snapshot.deviceName } ?? 0)
+      p.clamp(count: list.count, height: pickerHeight)
+      overlay = .routePicker(p)
+    }
+  }
+
+  /// Drops an expired message; true when something changed.
+  public mutating func expire(now: UInt64) -> Bool {
+    guard let m = message, m.expires <= now else { return false }
+    message = nil
+    return true
+  }
+
+  /// Rows the route picker shows at most.
+  var pickerHeight: Int { max(1, min(layout.rows - 6, 12)) }
+
+  /// Lines of the help overlay's list.
+  var helpHeight: Int { max(1, layout.rows - 6) }
+
+  func firstKey(_ action: UIAction) -> String {
+    bindings.keyNames(action).first ?? action.rawValue
+  }
+
+  private func capitalized(_ line: String) -> String {
+    guard let first = line.first else { return line }
+    return first.uppercased() + line.dropFirst()
+  }
+
+  // MARK: Keys
+
+  /// What `key` does now. Ctrl-C quits and Ctrl-Z suspends whatever the bindings say: they are
+  /// what the terminal's signals mean, and the kitty protocol delivers them as keys instead.
+  public mutating func handle(_ key: Key, now: UInt64) -> [InterfaceEffect] {
+    if key == Key.char("c", .ctrl) { return [.interrupt] }
+    if key == Key.char("z", .ctrl) { return [.suspend] }
+    if isTyping { return type(key, now: now) }
+    let action = bindings.action(for: key)
+    switch overlay {
+    case .help(let top)?:
+      return helpKey(key, action, top: top)
+    case .routePicker(let p)?:
+      return pickerKey(key, action, position: p)
+    case nil:
+      break
+    }
+    if key == Key(.escape) {
+      if !filter.isEmpty {
+        filter = ""
+        clampPositions()
+      }
+      return []
+    }
+    guard let action else { return [] }
+    return perform(action, now: now)
+  }
+
+  /// A bound action, outside overlays and the search prompt.
+  public mutating func perform(_ action: UIAction, now: UInt64) -> [InterfaceEffect] {
+    let page = max(1, layout.listHeight - 1)
+    switch action {
+    case .playPause: return [.send(.togglePlayPause, label: "play/pause")]
+    case .play: return [.send(.play, label: "play")]
+    case .pause: return [.send(.pause, label: "pause")]
+    case .stop: return [.send(.stop, label: "stop")]
+    case .next: return [.send(.nextTrack, label: "next")]
+    case .previous: return [.send(.previousTrack, label: "previous")]
+    case .seekForward: return [.send(.skipForward(seconds: 5), label: "forward")]
+    case .seekBackward: return [.send(.skipBackward(seconds: 5), label: "back")]
+    case .fastForward: return [.send(.seekForward, label: "fast forward")]
+    case .rewind: return [.send(.seekBackward, label: "rewind")]
+    case .volumeUp: return [.send(.volumeUp(percent: 5), label: "volume up")]
+    case .volumeDown: return [.send(.volumeDown(percent: 5), label: "volume down")]
+    case .mute: return [.send(.mute, label: "mute")]
+    case .shuffle: return [.perform(.setShuffle(!snapshot.shuffle))]
+    case .repeat: return [.perform(.setRepeat(snapshot.repeatMode.next))]
+    case .routePicker:
+      overlay = .routePicker(
+        ListPosition(selected: outputs?.firstIndex { $0.name == snapshot.deviceName } ?? 0))
+      return [.listOutputs]
+    case .playSelection: return playSelection()
+    case .addToQueue: return addSelection(now: now)
+    case .remove:
+      guard view == .queue else {
+        say(
+          "\(firstKey(.remove)) removes entries in the queue (\(firstKey(.toggleView)))", now: now)
+        return []
+      }
+      let rows = queueRows
+      guard rows.indices.contains(queuePosition.selected) else { return [] }
+      return [.perform(.remove(entry: rows[queuePosition.selected].id))]
+    case .search:
+      isTyping = true
+      return []
+    case .toggleView:
+      view = view == .library ? .queue : .library
+      return []
+    case .libraryView:
+      view = .library
+      return []
+    case .queueView:
+      view = .queue
+      return []
+    case .down: moveSelection(by: 1)
+    case .up: moveSelection(by: -1)
+    case .pageDown: moveSelection(by: page)
+    case .pageUp: moveSelection(by: -page)
+    case .top: moveSelection(by: -rowCount)
+    case .bottom: moveSelection(by: rowCount)
+    case .parentFolder:
+      guard view == .library, folder != "/" else { return [] }
+      return [.openFolder(Folder.parent(of: folder))]
+    case .help:
+      overlay = .help(top: 0)
+      return []
+    case .redraw: return [.redraw]
+    case .simulateCall: return [.simulateCall]
+    case .quit: return [.quit]
+    }
+    return []
+  }
+
+  private mutating func moveSelection(by delta: Int) {
+    var p = position
+    p.move(by: delta, count: rowCount, height: layout.listHeight)
+    position = p
+  }
+
+  private mutating func playSelection() -> [InterfaceEffect] {
+    switch view {
+    case .library:
+      let rows = libraryRows
+      guard rows.indices.contains(libraryPosition.selected) else { return [] }
+      let entry = rows[libraryPosition.selected]
+      switch entry.kind {
+      case .parent, .folder:
+        return [.openFolder(entry.path)]
+      case .file:
+        // Like a tap on a song in an album: the album (what is shown) becomes the queue and
+        // plays from that song. 'a' adds without replacing.
+        let files = rows.filter { $0.kind == .file }.map(\.path)
+        let start = files.firstIndex(of: entry.path) ?? 0
+        return [.replaceQueue(files, start: start)]
+      }
+    case .queue:
+      let rows = queueRows
+      guard rows.indices.contains(queuePosition.selected) else { return [] }
+      return [.perform(.playEntry(rows[queuePosition.selected].id))]
+    }
+  }
+
+  private mutating func addSelection(now: UInt64) -> [InterfaceEffect] {
+    guard view == .library else {
+      say("\(firstKey(.addToQueue)) adds from the library (\(firstKey(.libraryView)))", now: now)
+      return []
+    }
+    let rows = libraryRows
+    guard rows.indices.contains(libraryPosition.selected) else { return [] }
+    let entry = rows[libraryPosition.selected]
+    // The next row, so that pressing it again adds the next one.
+    libraryPosition.move(by: 1, count: rows.count, height: layout.listHeight)
+    switch entry.kind {
+    case .parent: return []
+    case .folder: return [.addFolder(entry.path)]
+    case .file:
+      let title = tags[entry.path]?.title ?? Folder.title(fromName: entry.name)
+      say("Added '\(title)' to the queue", now: now)
+      return [.perform(.add([entry.path], play: false))]
+    }
+  }
+
+  /// The search prompt: typed characters filter, Enter keeps the filter, Esc clears it.
+  private mutating func type(_ key: Key, now: UInt64) -> [InterfaceEffect] {
+    switch key.code {
+    case .escape:
+      isTyping = false
+      filter = ""
+    case .enter:
+      isTyping = false
+    case .backspace:
+      if filter.isEmpty { isTyping = false } else { filter.removeLast() }
+    case .up: moveSelection(by: -1)
+    case .down: moveSelection(by: 1)
+    case .character(let c) where key.modifiers.isDisjoint(with: [.ctrl, .alt, .super]):
+      filter.unicodeScalars.append(c)
+      position = ListPosition()
+    default:
+      break
+    }
+    clampPositions()
+    return []
+  }
+
+  private mutating func helpKey(_ key: Key, _ action: UIAction?, top: Int) -> [InterfaceEffect] {
+    let count = HelpText.lines(bindings).count
+    let height = helpHeight
+    let last = max(0, count - height)
+    var t = top
+    switch action {
+    case .down?: t += 1
+    case .up?: t -= 1
+    case .pageDown?: t += height - 1
+    case .pageUp?: t -= height - 1
+    case .top?: t = 0
+    case .bottom?: t = last
+    case .help?, .quit?:
+      overlay = nil
+      return []
+    case .redraw?: return [.redraw]
+    default:
+      if key == Key(.escape) || key == Key(.enter) { overlay = nil }
+      return []
+    }
+    overlay = .help(top: max(0, min(t, last)))
+    return []
+  }
+
+  private mutating func pickerKey(_ key: Key, _ action: UIAction?, position p: ListPosition)
+    -> [InterfaceEffect]
+  {
+    let list = outputs ?? []
+    var p = p
+    let height = pickerHeight
+    switch action {
+    case .down?: p.move(by: 1, count: list.count, height: height)
+    case .up?: p.move(by: -1, count: list.count, height: height)
+    case .top?: p.move(by: -list.count, count: list.count, height: height)
+    case .bottom?: p.move(by: list.count, count: list.count, height: height)
+    case .pageDown?: p.move(by: height, count: list.count, height: height)
+    case .pageUp?: p.move(by: -height, count: list.count, height: height)
+    case .playSelection?:
+      overlay = nil
+      guard list.indices.contains(p.selected) else { return [] }
+      let name = list[p.selected].name
+      return name == snapshot.deviceName ? [] : [.perform(.selectDevice(name))]
+    case .routePicker?, .quit?:
+      overlay = nil
+      return []
+    case .redraw?: return [.redraw]
+    default:
+      if key == Key(.escape) { overlay = nil }
+      return []
+    }
+    overlay = .routePicker(p)
+    return []
+  }
+}
+
+/// The help overlay's lines, from the live bindings.
+enum HelpText {
+  static func lines(_ bindings: KeyBindings) -> [(keys: String, action: String, summary: String)] {
+    var out = UIAction.allCases.map { action in
+      let keys = bindings.keyNames(action)
+      return (
+        keys.isEmpty ? "(none)" : keys.joined(separator: ", "), action.rawValue, action.summary
+      )
+    }
+    out.append(("esc", "", "close this, the picker or the search; clear the filter"))
+    out.append(("C-c", "", "quit, as SIGINT does (exit status 130)"))
+    out.append(("C-z", "", "suspend; 'fg' comes back"))
+    return out
+  }
+}

@@ -1,0 +1,61 @@
+/// A list's selected row and the first row shown.
+public struct ListPosition: Hashable, Sendable {
+  public var selected = 0
+  public var top = 0
+
+  public init(selected: Int = 0, top: Int = 0) {
+    self.selected = selected
+    self.top = top
+  }
+
+  /// Keeps the selection inside `count` rows and on screen in a window of `height` rows,
+  /// scrolling as little as possible.
+  public mutating func clamp(count: Int, height: Int) {
+    selected = count == 0 ? 0 : min(max(0, selected), count - 1)
+    guard height > 0 else {
+      top = selected
+      return
+    }
+    if selected < top { top = selected }
+    if selected >= top + height { top = selected - height + 1 }
+    top = max(0, min(top, max(0, count - height)))
+  }
+
+  /// Moves the selection by `delta` rows (a page is `height`), stopping at the ends.
+  public mutating func move(by delta: Int, count: Int, height: Int) {
+    selected += delta
+    clamp(count: count, height: height)
+  }
+}
+
+/// Where things go on a screen of a given size. Every view uses this, so the page a key
+/// moves by is the page that is drawn.
+public struct Layout: Hashable, Sendable {
+  public let rows: Int
+  public let columns: Int
+
+  public init(rows: Int, columns: Int) {
+    self.rows = rows
+    self.columns = columns
+  }
+
+  /// Below this there is no room for the now-playing bar and a list: say so instead.
+  public var isTooSmall: Bool { rows < 8 || columns < 30 }
+  public var tabRow: Int { 0 }
+  public var headerRow: Int { 1 }
+  public var listTop: Int { 2 }
+  public var listHeight: Int { max(0, rows - 6) }
+  public var nowPlayingRow: Int { rows - 4 }
+  public var progressRow: Int { rows - 3 }
+  public var statusRow: Int { rows - 2 }
+  public var hintRow: Int { rows - 1 }
+
+  /// The list's columns: title, artist and time widths, after a two-cell marker.
+  public var columnsForList: (title: Int, artist: Int, time: Int) {
+    let time = 7
+    let room = max(0, columns - 2 - time)
+    // Narrow screens drop the artist before squeezing the title.
+    let artist = columns >= 60 ? room * 35 / 100 : 0
+    return (room - artist, artist, time)
+  }
+}

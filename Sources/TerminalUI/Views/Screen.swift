@@ -1,0 +1,378 @@
+import PlayerEngine
+import SessionCore
+
+/// Draws the whole interface from an `InterfaceState`: the tab bar, the library or the queue,
+/// the now-playing bar (always), the status line and the key hints, and an overlay on top.
+/// Every row is drawn to its full width, so nothing of an earlier frame survives.
+public enum Screen {
+  public static func draw(_ s: InterfaceState, on c: some Canvas, now: UInt64) {
+    let layout = Layout(rows: c.rows, columns: c.columns)
+    guard !layout.isTooSmall else {
+      drawTooSmall(s, on: c, now: now)
+      return
+    }
+    drawTabs(s, on: c, layout)
+    drawList(s, on: c, layout)
+    drawNowPlaying(s, on: c, layout)
+    drawProgress(s, on: c, layout, now: now)
+    drawStatus(s, on: c, layout, now: now)
+    drawHints(s, on: c, layout)
+    switch s.overlay {
+    case .help(let top)?: drawHelp(s, top: top, on: c, layout)
+    case .routePicker(let p)?: drawPicker(s, position: p, on: c, layout)
+    case nil: break
+    }
+  }
+
+  // MARK: Pieces
+
+  private static func line(
+    _ c: some Canvas, _ row: Int, _ text: String, _ style: Style, column: Int = 0, width: Int? = nil
+  ) {
+    let w = width ?? (c.columns - column)
+    c.put(TextWidth.fit(TextWidth.sanitized(text), to: w), row: row, column: column, style: style)
+  }
+
+  /// `text` cut from the left ("…/Music/Album") to `width` cells.
+  static func truncateLeft(_ text: String, to width: Int) -> String {
+    guard width > 0 else { return "" }
+    if TextWidth.of(text) <= width { return text }
+    var kept: [Character] = []
+    var used = 1
+    for ch in text.reversed() {
+      let w = TextWidth.of(ch.unicodeScalars)
+      if used + w > width { break }
+      kept.append(ch)
+      used += w
+    }
+    return "…" + String(kept.reversed())
+  }
+
+  private static func drawTooSmall(_ s: InterfaceState, on c: some Canvas, now: UInt64) {
+    for r in 0..<c.rows { line(c, r, "", .normal) }
+    guard c.rows > 0 else { return }
+    let state = "\(Format.stateGlyph(s.snapshot.state)) \(Format.state(s.snapshot))"
+    line(c, 0, state, .nowPlaying)
+    if c.rows > 1 { line(c, 1, s.snapshot.title ?? "", .normal) }
+    if c.rows > 2 { line(c, c.rows - 1, "Window too small", .dim) }
+  }
+
+  private static func drawTabs(_ s: InterfaceState, on c: some Canvas, _ layout: Layout) {
+    line(c, layout.tabRow, "", .bar)
+    var x = 0
+    func tab(_ text: String, _ active: Bool) {
+      let w = TextWidth.of(text)
+      guard x + w <= c.columns else { return }
+      c.put(text, row: layout.tabRow, column: x, style: active ? .activeTab : .bar)
+      x += w
+    }
+    tab(" hark ", false)
+    tab(" \(s.firstKey(.libraryView)) Library ", s.view == .library)
+    tab(" \(s.firstKey(.queueView)) Queue (\(s.snapshot.queue.count)) ", s.view == .queue)
+    let right: String
+    switch s.view {
+    case .library: right = s.folder
+    case .queue:
+      let known = s.snapshot.queue.compactMap { s.tags[$0.path]?.duration }
+      right = known.isEmpty ? "" : "\(Format.time(known.reduce(0, +))) in all"
+    }
+    let room = c.columns - x - 2
+    if room > 4 {
+      let cut = truncateLeft(right, to: room)
+      c.put(
+        TextWidth.fitRight(cut + " ", to: c.columns - x), row: layout.tabRow, column: x, style: .bar
+      )
+    }
+  }
+
+  private static func drawList(_ s: InterfaceState, on c: some Canvas, _ layout: Layout) {
+    let cols = layout.columnsForList
+    let header =
+      "  " + TextWidth.fit(s.view == .queue ? "#  Title" : "Title", to: cols.title)
+      + TextWidth.fit("Artist", to: cols.artist) + TextWidth.fitRight("Time ", to: cols.time)
+    line(c, layout.headerRow, header, .header)
+    switch s.view {
+    case .library: drawLibrary(s, on: c, layout)
+    case .queue: drawQueue(s, on: c, layout)
+    }
+  }
+
+  private static func row(
+    marker: String, title: String, artist: String, time: String, columns cols: (Int, Int, Int)
+  ) -> String {
+    TextWidth.fit(marker, to: 2)
+      + TextWidth.fit(title, to: max(0, cols.0 - 1)) + (cols.0 > 0 ? " " : "")
+      + TextWidth.fit(artist, to: max(0, cols.1 - 1)) + (cols.1 > 0 ? " " : "")
+      + TextWidth.fitRight(time + " ", to: cols.2)
+  }
+
+  private static func drawLibrary(_ s: InterfaceState, on c: some Canvas, _ layout: Layout) {
+    let rows = s.libraryRows
+    let cols = layout.columnsForList
+    let playing = s.snapshot.current?.path
+    for i in 0..<layout.listHeight {
+      let r = layout.listTop + i
+      let index = s.libraryPosition.top + i
+      guard index < rows.count else {
+        if rows.isEmpty && i == 0 {
+          let empty =
+            s.folderProblem
+            ?? (s.libraryFilter.isEmpty
+              ? "No audio files or folders here" : "Nothing here matches '\(s.libraryFilter)'")
+          line(c, r, "  " + empty, .dim)
+        } else {
+          line(c, r, "", .normal)
+        }
+        continue
+      }
+      let e = rows[index]
+      let text: String
+      var style: Style
+      switch e.kind {
+      case .parent:
+        text = row(marker: "", title: "../", artist: "", time: "", columns: cols)
+        style = .dim
+      case .folder:
+        text = row(marker: "▸", title: e.name + "/", artist: "", time: "", columns: cols)
+        style = .folder
+      case .file:
+        let info = s.tags[e.path]
+        let isCurrent = e.path == playing
+        text = row(
+          marker: isCurrent ? Format.stateGlyph(s.snapshot.state) : "",
+          title: info?.title ?? Folder.title(fromName: e.name), artist: info?.artist ?? "",
+          time: info?.duration.map(Format.time) ?? "", columns: cols)
+        style = isCurrent ? .current : .normal
+      }
+      if index == s.libraryPosition.selected { style = .selected }
+      line(c, r, text, style)
+    }
+  }
+
+  private static func drawQueue(_ s: InterfaceState, on c: some Canvas, _ layout: Layout) {
+    let rows = s.queueRows
+    let cols = layout.columnsForList
+    let digits = String(s.snapshot.queue.count).count
+    for i in 0..<layout.listHeight {
+      let r = layout.listTop + i
+      let index = s.queuePosition.top + i
+      guard index < rows.count else {
+        if rows.isEmpty && i == 0 {
+          let empty =
+            s.queueFilter.isEmpty
+            ? "The queue is empty: in the library, \(s.firstKey(.playSelection)) plays a song "
+              + "and \(s.firstKey(.addToQueue)) adds one"
+            : "Nothing in the queue matches '\(s.queueFilter)'"
+          line(c, r, "  " + empty, .dim)
+        } else {
+          line(c, r, "", .normal)
+        }
+        continue
+      }
+      let t = rows[index]
+      let number = (s.snapshot.queue.firstIndex { $0.id == t.id } ?? index) + 1
+      let isCurrent = t.id == s.snapshot.current?.id
+      let failed = s.snapshot.failed[t.id] != nil
+      let info = s.tags[t.path]
+      // The loaded track's own tags, else what the library read, else the file name.
+      let title =
+        (isCurrent ? s.snapshot.metadata.title : nil) ?? info?.title
+        ?? (isCurrent ? s.snapshot.title : nil)
+      let n = String(number)
+      let label =
+        String(repeating: " ", count: max(0, digits - n.count)) + n + ". "
+        + (title ?? Folder.title(fromName: t.path))
+      let artist = (isCurrent ? s.snapshot.metadata.artist : nil) ?? info?.artist ?? ""
+      let time = info?.duration ?? (isCurrent ? s.snapshot.duration : nil)
+      let marker = failed ? "✗" : isCurrent ? Format.stateGlyph(s.snapshot.state) : ""
+      var style: Style = failed ? .dim : isCurrent ? .current : .normal
+      if index == s.queuePosition.selected { style = .selected }
+      line(
+        c, r,
+        row(
+          marker: marker, title: label, artist: artist, time: time.map(Format.time) ?? "",
+          columns: cols), style)
+    }
+  }
+
+  private static func drawNowPlaying(_ s: InterfaceState, on c: some Canvas, _ layout: Layout) {
+    let snap = s.snapshot
+    let title: String
+    // Until the track is loaded the snapshot has only its file name; the library may have
+    // read its tags already.
+    let info = snap.current.flatMap { s.tags[$0.path] }
+    if let t = snap.metadata.title ?? info?.title ?? snap.title {
+      title = Format.titleAndArtist(t, snap.metadata.artist ?? info?.artist)
+    } else {
+      title = snap.queue.isEmpty ? "Nothing queued" : ""
+    }
+    let left = " \(Format.stateGlyph(snap.state)) \(Format.state(snap))   \(title)"
+    let right = "shuffle \(snap.shuffle ? "on" : "off") · \(Format.repeatMode(snap.repeatMode)) "
+    let rw = TextWidth.of(right)
+    if c.columns - rw >= 40 {
+      line(c, layout.nowPlayingRow, left, .nowPlaying, width: c.columns - rw)
+      c.put(right, row: layout.nowPlayingRow, column: c.columns - rw, style: .nowPlaying)
+    } else {
+      line(c, layout.nowPlayingRow, left, .nowPlaying)
+    }
+  }
+
+  private static func drawProgress(
+    _ s: InterfaceState, on c: some Canvas, _ layout: Layout, now: UInt64
+  ) {
+    let snap = s.snapshot
+    let loaded = snap.duration != nil || snap.position > 0
+    let position = snap.position(at: now)
+    let elapsed = " " + (loaded ? Format.time(position) : "-:--") + " "
+    let total = " " + Format.time(snap.duration) + "   "
+    let route = snap.route.map { "  \($0.kind.rawValue)" } ?? ""
+    // The volume bar shrinks, then the route goes, before the progress bar gets too short.
+    var volumeBar = 10
+    var right = total + Format.volume(snap.volume, barWidth: volumeBar) + route + " "
+    func barRoom() -> Int { c.columns - TextWidth.of(elapsed) - TextWidth.of(right) }
+    if barRoom() < 24 {
+      volumeBar = 0
+      right = total + Format.volume(snap.volume, barWidth: 0) + route + " "
+    }
+    if barRoom() < 12 { right = total + Format.volume(snap.volume, barWidth: 0) + " " }
+    if barRoom() < 8 { right = total }
+    let fraction = snap.duration.map { $0 > 0 ? position / $0 : 0 } ?? 0
+    let width = max(0, barRoom())
+    line(c, layout.progressRow, "", .normal)
+    c.put(elapsed, row: layout.progressRow, column: 0, style: .normal)
+    c.put(
+      Format.bar(fraction, width: width), row: layout.progressRow,
+      column: TextWidth.of(elapsed), style: .progress)
+    c.put(
+      TextWidth.truncate(right, to: c.columns - TextWidth.of(elapsed) - width),
+      row: layout.progressRow, column: TextWidth.of(elapsed) + width, style: .normal)
+  }
+
+  /// The status line: a fresh message, else why playback is paused or quiet, else the last
+  /// problem.
+  static func status(_ s: InterfaceState, now: UInt64) -> (String, Style)? {
+    if let m = s.message, m.expires > now { return (m.text, m.style) }
+    if let r = s.snapshot.reason { return (r, .warning) }
+    if let p = s.snapshot.problem { return (p, .error) }
+    return nil
+  }
+
+  private static func drawStatus(
+    _ s: InterfaceState, on c: some Canvas, _ layout: Layout, now: UInt64
+  ) {
+    let (text, style) = status(s, now: now) ?? ("", .normal)
+    line(c, layout.statusRow, " " + text, style)
+  }
+
+  private static func drawHints(_ s: InterfaceState, on c: some Canvas, _ layout: Layout) {
+    if s.isTyping {
+      let prompt = " /" + s.filter
+      let help = "  (Enter keeps the filter, Esc clears it)"
+      line(c, layout.hintRow, prompt + "▏" + help, .normal)
+      return
+    }
+    if !s.filter.isEmpty {
+      line(
+        c, layout.hintRow,
+        " Filter: '\(s.filter)' (\(s.firstKey(.search)) edits, esc clears)", .dim)
+      return
+    }
+    let pairs: [(UIAction, String)] = [
+      (.playPause, "play/pause"), (.next, "next"), (.previous, "prev"), (.routePicker, "output"),
+      (.search, "search"), (.toggleView, "view"), (.help, "help"),
+      (.quit, "quit"),
+    ]
+    let text = pairs.compactMap { action, word in
+      s.bindings.keyNames(action).first.map { "\($0) \(word)" }
+    }.joined(separator: "  ")
+    line(c, layout.hintRow, " " + text, .dim)
+  }
+
+  // MARK: Overlays
+
+  private static func box(
+    _ c: some Canvas, top: Int, left: Int, height: Int, width: Int, title: String, footer: String
+  ) {
+    guard height >= 2, width >= 4 else { return }
+    let inner = width - 2
+    let t = TextWidth.truncate(" \(title) ", to: inner - 1)
+    c.put(
+      "┌─" + t + String(repeating: "─", count: max(0, inner - 1 - TextWidth.of(t))) + "┐",
+      row: top, column: left, style: .popup)
+    for r in (top + 1)..<(top + height - 1) {
+      c.put("│" + String(repeating: " ", count: inner) + "│", row: r, column: left, style: .popup)
+    }
+    let f = TextWidth.truncate(" \(footer) ", to: inner - 1)
+    c.put(
+      "└─" + f + String(repeating: "─", count: max(0, inner - 1 - TextWidth.of(f))) + "┘",
+      row: top + height - 1, column: left, style: .popup)
+  }
+
+  private static func drawHelp(
+    _ s: InterfaceState, top: Int, on c: some Canvas, _ layout: Layout
+  ) {
+    let lines = HelpText.lines(s.bindings)
+    let width = min(c.columns - 2, 86)
+    let height = min(c.rows - 2, lines.count + 2)
+    let shown = height - 2
+    let left = (c.columns - width) / 2
+    let boxTop = 1
+    let first = min(top, max(0, lines.count - shown))
+    let last = min(lines.count, first + shown)
+    box(
+      c, top: boxTop, left: left, height: height, width: width,
+      title: "Keys — \(s.firstKey(.down))/\(s.firstKey(.up)) scroll, esc closes",
+      footer: "\(first + 1)–\(last) of \(lines.count); rebind in config.toml [keys]")
+    let inner = width - 4
+    let kw = inner * 30 / 100
+    let aw = inner * 22 / 100
+    let sw = inner - kw - aw
+    for (i, entry) in lines[first..<last].enumerated() {
+      let text =
+        TextWidth.fit(entry.keys, to: kw - 1) + " " + TextWidth.fit(entry.action, to: aw - 1) + " "
+        + TextWidth.fit(entry.summary, to: sw)
+      c.put(text, row: boxTop + 1 + i, column: left + 2, style: .popup)
+    }
+  }
+
+  private static func drawPicker(
+    _ s: InterfaceState, position p: ListPosition, on c: some Canvas, _ layout: Layout
+  ) {
+    let list = s.outputs ?? []
+    let shown = max(1, min(list.count, s.pickerHeight))
+    let width = min(c.columns - 4, 76)
+    let height = shown + 2
+    let left = (c.columns - width) / 2
+    let top = max(1, (c.rows - height) / 2 - 1)
+    box(
+      c, top: top, left: left, height: height, width: width,
+      title: "Output — now '\(s.snapshot.deviceName)'",
+      footer: "\(s.firstKey(.playSelection)) picks, esc closes")
+    let inner = width - 4
+    guard let outputs = s.outputs else {
+      c.put(
+        TextWidth.fit("Looking for outputs…", to: inner), row: top + 1, column: left + 2,
+        style: .popup)
+      return
+    }
+    guard !outputs.isEmpty else {
+      c.put(
+        TextWidth.fit("No outputs found ('aplay -L' lists them)", to: inner), row: top + 1,
+        column: left + 2, style: .popup)
+      return
+    }
+    let nameWidth = min(max(outputs.map { TextWidth.of($0.name) }.max() ?? 8, 8), inner / 2)
+    for i in 0..<shown {
+      let index = p.top + i
+      guard index < outputs.count else { break }
+      let o = outputs[index]
+      let mark = o.name == s.snapshot.deviceName ? "● " : "○ "
+      let text =
+        mark + TextWidth.fit(o.name, to: nameWidth) + "  "
+        + TextWidth.fit(o.summary, to: max(0, inner - nameWidth - 4))
+      c.put(
+        TextWidth.fit(text, to: inner), row: top + 1 + i, column: left + 2,
+        style: index == p.selected ? .popupSelected : .popup)
+    }
+  }
+}

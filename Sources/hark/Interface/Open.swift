@@ -1,0 +1,28 @@
+import ArgumentParser
+import Glibc
+
+struct Open: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    abstract: "Open the interface (the default: 'hark PATH…' is 'hark open PATH…').",
+    discussion: """
+      The terminal interface: a library browser, the queue, a now-playing bar and a status line \
+      that says why playback is paused or quiet. PATHs are queued, ready to play (space plays); \
+      'hark play PATH…' also starts them. With no PATH it restores the queue saved when it was \
+      last quit with q (paused where it was), else queues the music folder: the config's \
+      music_dir, else ~/Music, else the bundled demo music. Press ? for the keys. Needs a \
+      terminal; 'hark play --no-ui' plays without one.
+      """)
+
+  @Option(
+    help: ArgumentHelp(
+      "The ALSA device to play on ('aplay -L' lists them); default: the config's, else 'default'.",
+      valueName: "device"))
+  var device: String?
+
+  @Argument(help: "Files, folders and .m3u playlists to queue.")
+  var paths: [String] = []
+
+  func run() async throws {
+    await InterfaceLauncher.run(paths: paths, device: device, duck: nil, autoplay: false)
+  }
+}

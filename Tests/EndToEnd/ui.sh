@@ -1,0 +1,315 @@
+#!/usr/bin/env bash
+# Issue 5: the terminal interface, driven like a user would in tmux, playing to a PulseAudio
+# null sink: play, pause, a call named and resumed from, headphones unplugged, the route
+# picker, resizing, the help, q, Ctrl-C, Ctrl-Z, the saved queue, a damaged state file, idle
+# CPU while paused, and (in a terminal emulated here, as tmux cannot) the kitty keyboard
+# protocol's media keys.
+source "$(dirname "$0")/lib.sh"
+HERE="$(cd "$(dirname "$0")" && pwd)"
+start_pulse
+export LANG=C.UTF-8
+
+# A private tmux server and a session name of this run's own; killed at the end, failed or not.
+SOCK="hark-e2e-ui-$$"
+SESSION="ui-$$"
+# (lib.sh's cleanup reads the exit status from $?: hand it on, with errexit off in the trap.)
+trap 'st=$?; set +e; tmux -L "$SOCK" kill-server 2>/dev/null; (exit $st); cleanup' EXIT
+tmux_() { tmux -L "$SOCK" "$@"; }
+
+music="$E2E_DIR/music"
+mkdir -p "$music"
+sox -n -r 44100 -c 2 "$music/01 Alpha.wav" synth 40 sine 440 vol 0.3
+sox -n -r 44100 -c 2 "$music/02 Beta.flac" synth 40 sine 550 vol 0.3
+sox -n -r 48000 -c 1 "$music/03 夜行列車.flac" synth 40 sine 660 vol 0.3
+
+screen_text() { tmux_ capture-pane -p -t "$SESSION"; }
+screen_has() { screen_text | grep -qF -- "$1"; }
+# expect_screen TEXT [SECONDS]: waits for TEXT on the screen; on failure prints the screen.
+expect_screen() {
+  local deadline=$((SECONDS + ${2:-5} + 1))
+  while ! screen_has "$1"; do
+    if [ $SECONDS -ge $deadline ]; then
+      echo "the screen never showed '$1':"
+      screen_text
+      fail "timed out waiting for '$1' on the screen"
+    fi
+    sleep 0.05
+  done
+}
+expect_screen_not() {
+  local deadline=$((SECONDS + ${2:-5} + 1))
+  while screen_has "$1"; do
+    if [ $SECONDS -ge $deadline ]; then
+      screen_text
+      fail "'$1' stayed on the screen"
+    fi
+    sleep 0.05
+  done
+}
+keys() { tmux_ send-keys -t "$SESSION" "$@"; }
+# The elapsed time on the progress line, in seconds.
+elapsed() {
+  screen_text | python3 -c '
+import re, sys
+for line in sys.stdin:
+    m = re.match(r"^ (\d+):(\d\d) [━─]", line)
+    if m:
+        print(int(m.group(1)) * 60 + int(m.group(2)))
+        break
+else:
+    print(-1)'
+}
+elapsed_beyond() { [ "$(elapsed)" -gt "$1" ]; }
+hark_pid() {
+  local shell_pid
+  shell_pid=$(tmux_ list-panes -t "$SESSION" -F '#{pane_pid}')
+  pgrep -P "$shell_pid" -x hark | head -1
+}
+# ui_switches PID: how often the interface's own thread ("hark-ui") has been woken so far.
+ui_switches() {
+  local t
+  for t in /proc/"$1"/task/*; do
+    if [ "$(cat "$t/comm")" = hark-ui ]; then
+      awk '/^voluntary_ctxt_switches|^nonvoluntary_ctxt_switches/ {n += $2} END {print n}' "$t/status"
+      return
+    fi
+  done
+  echo "no hark-ui thread in $1" >&2
+  return 1
+}
+# cpu_seconds PID: user + system time so far.
+cpu_seconds() {
+  python3 -c "
+import os
+f = open('/proc/$1/stat').read().rsplit(')', 1)[1].split()
+print((int(f[11]) + int(f[12])) / os.sysconf('SC_CLK_TCK'))"
+}
+
+# A shell in tmux, as a user has; hark runs in it, and the shell must work after hark.
+tmux_ -f /dev/null new-session -d -s "$SESSION" -x 100 -y 30 "bash --norc --noprofile"
+keys "PS1='$ '" Enter
+keys "clear; '$HARK_BIN' --device pulse '$music'; echo \"hark-exit=\$?\"" Enter
+
+# --- Start on a folder: the library lists it with columns, paused until the user plays.
+expect_screen "Library"
+expect_screen "Alpha"
+expect_screen "夜行列車"
+expect_screen "Stopped"
+expect_screen "0:40"  # durations read from the files, off the UI thread
+pass "the interface opens on the folder, its songs listed with their lengths"
+
+# --- Space plays; the progress moves; space pauses and it stands still.
+keys Space
+expect_screen "▶ Playing"
+start_at=$(elapsed)
+wait_for 6 "the elapsed time to move past ${start_at}s" elapsed_beyond "$((start_at + 1))"
+pass "space plays, and the progress moves ($start_at s -> $(elapsed) s)"
+keys Space
+expect_screen "⏸ Paused"
+paused_at=$(elapsed)
+sleep 1.2
+[ "$(elapsed)" = "$paused_at" ] || fail "the time moved while paused ($paused_at -> $(elapsed))"
+pass "space pauses; the time stands at $paused_at s"
+
+# --- Idle CPU: paused, the interface makes no wake-ups; measured from /proc for 10 s.
+pid=$(hark_pid)
+[ -n "$pid" ] || fail "cannot find hark's pid"
+before=$(cpu_seconds "$pid")
+woken_before=$(ui_switches "$pid")
+sleep 10
+after=$(cpu_seconds "$pid")
+woken=$(($(ui_switches "$pid") - woken_before))
+idle=$(python3 -c "print(round($after - $before, 3))")
+echo "     idle CPU while paused: ${idle} s in 10 s (pid $pid, all threads); UI thread woken $woken times"
+check "$idle < 0.2" || fail "hark used ${idle} s of CPU in 10 s while paused"
+# Paused, the interface has no timer: nothing at all should wake its thread.
+[ "$woken" -le 1 ] || fail "the UI thread was woken $woken times in 10 s while paused"
+pass "idle while paused: ${idle} s of CPU in 10 s, the UI thread woken $woken times"
+
+# --- A call from another shell: the status line names it, and playing resumes after it.
+keys Space
+expect_screen "▶ Playing"
+start call hark call --ring 1 --talk 2
+expect_screen "Paused (call)" 5
+expect_screen "call in progress"
+during=$(elapsed)
+expect_log call "hung up" 8
+expect_screen "▶ Playing" 3
+wait_for 4 "the time to move on after the call" elapsed_beyond "$during"
+pass "a call pauses with the reason on screen, and playing resumes after it ($during s)"
+
+# --- Headphones: plugged, shown as the route; unplugged, paused and named (G5).
+hark route plug headphones >/dev/null
+expect_screen "headphones"
+hark route unplug headphones >/dev/null
+expect_screen "Paused (headphones unplugged)"
+screen_has "went away" || screen_has "headphones unplugged" || fail "no reason in the status line"
+pass "unplugging the headphones pauses, and the screen says so"
+
+# --- The route picker: another output while playing, and it goes on playing (G6).
+keys Space
+expect_screen "▶ Playing"
+keys o
+expect_screen "Output — now 'pulse'"
+expect_screen "● pulse"
+expect_screen "○ default"
+keys g Enter
+expect_screen "Playing on 'default'"
+expect_screen_not "Output — now"
+screen_has "▶ Playing" || fail "not playing after picking an output"
+[ "$(playback state)" = playing ] || fail "hark says '$(playback state)' after picking an output"
+at=$(elapsed)
+wait_for 5 "the time to move on the new output" elapsed_beyond "$at"
+pass "the route picker moved playback to 'default' without a pause"
+keys o
+expect_screen "● default"
+keys Escape
+expect_screen_not "Output — now"
+
+# --- Resize to 60x20 and back: redrawn to the new size, nothing left of the old one.
+tmux_ resize-window -t "$SESSION" -x 60 -y 20
+expect_screen_not "shuffle off · repeat off"  # the 100-column bar's right part
+text=$(screen_text)
+lines=$(printf '%s\n' "$text" | wc -l)
+[ "$lines" -eq 20 ] || fail "$lines rows after resizing to 20"
+printf '%s\n' "$text" | sed -n 1p | grep -q "^ hark " || fail "the tab bar is not on top: $text"
+printf '%s\n' "$text" | sed -n 20p | grep -q "^ space play/pause" || fail "no key hints at the bottom: $text"
+printf '%s\n' "$text" | sed -n 17p | grep -q "Playing" || fail "no now-playing bar above the status line: $text"
+tmux_ resize-window -t "$SESSION" -x 100 -y 30
+expect_screen "shuffle off · repeat off"
+text=$(screen_text)
+printf '%s\n' "$text" | sed -n 30p | grep -q "^ space play/pause" || fail "no key hints at the bottom: $text"
+pass "resized to 60x20 and back to 100x30, redrawn to fit each time"
+
+# --- ? shows every binding; Esc closes it.
+keys "?"
+expect_screen "play_pause"
+expect_screen "route_picker"
+expect_screen "Keys —"
+keys Escape
+expect_screen_not "Keys —"
+pass "? shows the key bindings"
+
+# --- C starts a call from inside the interface.
+keys C
+expect_screen "Paused (call)" 6
+expect_screen "▶ Playing" 10
+pass "C simulates a call: named on screen, then playing again"
+
+# --- q quits with 0, saves the queue, and the shell works after it.
+keys q
+expect_screen "hark-exit=0"
+keys "echo ok-after-$$" Enter
+expect_screen "ok-after-$$"
+state="$XDG_STATE_HOME/hark/state.json"
+[ -f "$state" ] || fail "q did not save $state"
+python3 - "$state" "$music" <<'PY' || fail "state.json: $(cat "$state")"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert [p.rsplit("/", 1)[1] for p in s["queue"]] == ["01 Alpha.wav", "02 Beta.flac", "03 夜行列車.flac"], s
+assert s["current"] == 0 and s["position"] > 1 and s["repeat"] == "off", s
+PY
+saved=$(python3 -c "import json; print(int(json.load(open('$state'))['position']))")
+pass "q exits 0, the shell works after it, and state.json holds the queue at $saved s"
+
+# --- Started with no path: the saved queue comes back, paused where it was.
+keys "clear; '$HARK_BIN' --device pulse; echo \"hark-exit=\$?\"" Enter
+expect_screen "Alpha"
+expect_screen "⏸ Paused"
+restored=$(elapsed)
+check "abs($restored - $saved) <= 1" || fail "restored at $restored s, saved at $saved s"
+keys Space
+expect_screen "▶ Playing"
+keys q
+expect_screen "hark-exit=0"
+pass "no path: the saved queue is back, paused at $restored s, and plays from there"
+
+# --- Ctrl-Z suspends and gives the shell back; fg redraws; Ctrl-C quits with 130. (No
+# "; echo" after hark here: bash would run it as soon as hark stops.)
+keys "clear; '$HARK_BIN' --device pulse '$music'" Enter
+expect_screen "Library"
+keys C-z
+expect_screen "Stopped"
+expect_screen_not "Library"
+keys "echo suspended-$$" Enter
+expect_screen "suspended-$$"
+keys "fg" Enter
+expect_screen "Library"
+expect_screen "Alpha"
+keys C-c
+expect_screen_not "Library"
+keys "echo \"after-fg=\$?\"" Enter
+expect_screen "after-fg=130"
+pass "Ctrl-Z gives the shell back, fg redraws, Ctrl-C quits (130) leaving a working shell"
+
+# --- Keys rebound in the config: the key works, the old one does not, and the help and the
+# hints show the live table.
+mkdir -p "$HOME/.config/hark"
+printf '[keys]\nplay_pause = ["p"]\n' >"$HOME/.config/hark/config.toml"
+keys "clear; '$HARK_BIN' --device pulse '$music'; echo \"hark-exit=\$?\"" Enter
+expect_screen "Library"
+expect_screen " p play/pause"
+keys "?"
+expect_screen "Keys —"
+screen_text | grep -E "│ p +play_pause" >/dev/null || fail "the help does not show p for play_pause: $(screen_text)"
+keys Escape
+expect_screen_not "Keys —"
+keys Space
+sleep 0.5
+screen_has "▶ Playing" && fail "space still plays after play_pause was rebound to p"
+keys p
+expect_screen "▶ Playing"
+keys q
+expect_screen "hark-exit=0"
+rm "$HOME/.config/hark/config.toml"
+pass "play_pause rebound to p in config.toml: p plays, space does not, ? and the hints show p"
+
+# --- A damaged state file: named, left alone, set aside when q saves.
+printf '{ "version": 1, "queue": [' >"$state"
+keys "clear; '$HARK_BIN' --device pulse; echo \"hark-exit=\$?\"" Enter
+expect_screen "damaged"
+[ "$(cat "$state")" = '{ "version": 1, "queue": [' ] || fail "the damaged file was changed at start"
+keys q
+expect_screen "hark-exit=0"
+[ "$(cat "$state.damaged")" = '{ "version": 1, "queue": [' ] || fail "the damaged file was not kept"
+python3 -c "import json; json.load(open('$state'))" || fail "no valid state.json after q"
+grep -q "damaged" "$XDG_STATE_HOME/hark/hark.log" || fail "the log does not mention the damaged file"
+pass "a damaged state.json is named on screen and in the log, kept aside, not deleted"
+
+# --- Without a terminal: one line, a suggestion, exit 1.
+set +e
+"$HARK_BIN" "$music" </dev/null >"$E2E_DIR/notty.out" 2>&1
+rc=$?
+set -e
+[ $rc -eq 1 ] || fail "without a terminal: exit $rc, expected 1"
+[ "$(wc -l <"$E2E_DIR/notty.out")" -eq 1 ] || fail "more than one line: $(cat "$E2E_DIR/notty.out")"
+grep -q "hark play --no-ui" "$E2E_DIR/notty.out" || fail "no suggestion: $(cat "$E2E_DIR/notty.out")"
+pass "without a terminal: '$(cat "$E2E_DIR/notty.out")' and exit 1"
+
+# --- The kitty keyboard protocol, in a terminal emulated by kitty_terminal.py: turned on when
+# the terminal answers, media keys become remote commands, popped on exit.
+mkfifo "$E2E_DIR/kitty.ctl"
+: >"$E2E_DIR/kitty.events"
+python3 "$HERE/kitty_terminal.py" "$E2E_DIR/kitty.ctl" "$E2E_DIR/kitty.events" -- \
+  "$HARK_BIN" --device pulse "$music/01 Alpha.wav" "$music/02 Beta.flac" &
+E2E_PIDS+=($!)
+kitty_has() { grep -qx -- "$1" "$E2E_DIR/kitty.events"; }
+kitty_send() { printf 'send %s\n' "$1" >"$E2E_DIR/kitty.ctl"; }
+wait_for 5 "the kitty protocol pushed" kitty_has pushed
+kitty_send '\x1b[57430u'  # MEDIA_PLAY_PAUSE
+wait_for 5 "MEDIA_PLAY_PAUSE to play" test "$(playback state)" = playing
+kitty_send '\x1b[57435u'  # MEDIA_TRACK_NEXT
+wait_for 5 "MEDIA_TRACK_NEXT to go to Beta" test "$(playback title)" = "02 Beta"
+kitty_send '\x1b[57435u'  # at the last track: disabled, and nothing else is done (G19)
+sleep 0.5
+[ "$(playback title)" = "02 Beta" ] || fail "next at the last track changed the track"
+[ "$(playback state)" = playing ] || fail "next at the last track changed the state"
+kitty_send '\x1b[57429u'  # MEDIA_PAUSE
+wait_for 5 "MEDIA_PAUSE to pause" test "$(playback state)" = paused
+kitty_send '\x1b[57428u'  # MEDIA_PLAY
+wait_for 5 "MEDIA_PLAY to play" test "$(playback state)" = playing
+kitty_send '\x1b[113u'  # q as a kitty key
+wait_for 5 "hark to quit" kitty_has "exit 0"
+kitty_has popped || fail "the kitty protocol was never popped"
+kitty_has order-ok || fail "the protocol was popped after leaving the alternate screen"
+pass "kitty protocol: pushed when answered; media play/pause/next/play work, next at the end is ignored; popped on exit"

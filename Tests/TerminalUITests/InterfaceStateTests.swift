@@ -1,0 +1,222 @@
+import PlayerEngine
+import SessionCore
+import Testing
+
+@testable import TerminalUI
+
+/// What keys do, through the live bindings, without a terminal.
+@Suite struct InterfaceStateTests {
+  static let folder = "/music/Album"
+  static let rows: [LibraryEntry] = [
+    LibraryEntry(kind: .parent, name: "..", path: "/music"),
+    LibraryEntry(kind: .folder, name: "Live", path: "/music/Album/Live"),
+    LibraryEntry(kind: .file, name: "01 Morning.flac", path: "/music/Album/01 Morning.flac"),
+    LibraryEntry(kind: .file, name: "02 Paper.ogg", path: "/music/Album/02 Paper.ogg"),
+    LibraryEntry(kind: .file, name: "03 Lanterns.mp3", path: "/music/Album/03 Lanterns.mp3"),
+  ]
+
+  private func makeState(bindings: KeyBindings = .defaults) -> InterfaceState {
+    var s = InterfaceState(
+      folder: Self.folder, layout: Layout(rows: 24, columns: 80), bindings: bindings)
+    s.showFolder(Self.folder, .success(Self.rows), now: 0)
+    var snap = PlayerSnapshot()
+    snap.queue = [
+      QueuedTrack(id: 7, path: "/x/one.flac"), QueuedTrack(id: 8, path: "/x/two.flac"),
+      QueuedTrack(id: 9, path: "/x/three.flac"),
+    ]
+    snap.current = snap.queue[1]
+    snap.deviceName = "pulse"
+    s.update(snap)
+    return s
+  }
+
+  private func press(_ s: inout InterfaceState, _ names: String...) throws -> [InterfaceEffect] {
+    var out: [InterfaceEffect] = []
+    for n in names { out += s.handle(try Key(parsing: n), now: 0) }
+    return out
+  }
+
+  @Test func transportKeysSendRemoteCommands() throws {
+    var s = makeState()
+    #expect(try press(&s, "space") == [.send(.togglePlayPause, label: "play/pause")])
+    #expect(try press(&s, "n") == [.send(.nextTrack, label: "next")])
+    #expect(try press(&s, "b") == [.send(.previousTrack, label: "previous")])
+    #expect(try press(&s, "right") == [.send(.skipForward(seconds: 5), label: "forward")])
+    #expect(try press(&s, "h") == [.send(.skipBackward(seconds: 5), label: "back")])
+    #expect(try press(&s, "+") == [.send(.volumeUp(percent: 5), label: "volume up")])
+    #expect(try press(&s, "-") == [.send(.volumeDown(percent: 5), label: "volume down")])
+    #expect(try press(&s, "m") == [.send(.mute, label: "mute")])
+  }
+
+  /// The terminal's media keys send the same remote commands as every other source (G17),
+  /// each its own command: never remapped to another (G19).
+  @Test func mediaKeysSendTheirOwnCommands() {
+    var s = makeState()
+    let expected: [(MediaKey, RemoteCommand?)] = [
+      (.play, .play), (.pause, .pause), (.playPause, .togglePlayPause), (.stop, .stop),
+      (.trackNext, .nextTrack), (.trackPrevious, .previousTrack), (.fastForward, .seekForward),
+      (.rewind, .seekBackward), (.raiseVolume, .volumeUp(percent: 5)),
+      (.lowerVolume, .volumeDown(percent: 5)), (.muteVolume, .mute), (.reverse, nil),
+      (.record, nil),
+    ]
+    for (media, command) in expected {
+      let effects = s.handle(Key(.media(media)), now: 0)
+      if let command {
+        #expect(effects.count == 1, "\(media)")
+        if case .send(let sent, _)? = effects.first { #expect(sent == command, "\(media)") }
+      } else {
+        #expect(effects.isEmpty, "\(media) should do nothing")
+      }
+    }
+  }
+
+  @Test func shuffleAndRepeatCycle() throws {
+    var s = makeState()
+    #expect(try press(&s, "s") == [.perform(.setShuffle(true))])
+    #expect(try press(&s, "r") == [.perform(.setRepeat(.all))])
+    var snap = s.snapshot
+    snap.repeatMode = .one
+    s.update(snap)
+    #expect(try press(&s, "r") == [.perform(.setRepeat(.off))])
+  }
+
+  @Test func enterOnASongQueuesItsFolderFromThere() throws {
+    var s = makeState()
+    _ = try press(&s, "j", "j", "j")  // .., Live, 01, 02
+    let files = Self.rows.filter { $0.kind == .file }.map(\.path)
+    #expect(try press(&s, "enter") == [.replaceQueue(files, start: 1)])
+  }
+
+  @Test func enterOnAFolderOpensIt() throws {
+    var s = makeState()
+    _ = try press(&s, "j")
+    #expect(try press(&s, "enter") == [.openFolder("/music/Album/Live")])
+    #expect(try press(&s, "backspace") == [.openFolder("/music")])
+  }
+
+  @Test func addAddsAndMovesOn() throws {
+    var s = makeState()
+    _ = try press(&s, "G")
+    #expect(try press(&s, "a") == [.perform(.add(["/music/Album/03 Lanterns.mp3"], play: false))])
+    _ = try press(&s, "g", "j")
+    #expect(try press(&s, "a") == [.addFolder("/music/Album/Live")])
+    #expect(s.libraryPosition.selected == 2)
+  }
+
+  @Test func theQueueView() throws {
+    var s = makeState()
+    _ = try press(&s, "tab")
+    #expect(s.view == .queue)
+    _ = try press(&s, "j")
+    #expect(try press(&s, "enter") == [.perform(.playEntry(8))])
+    #expect(try press(&s, "d") == [.perform(.remove(entry: 8))])
+    _ = try press(&s, "1")
+    #expect(s.view == .library)
+    #expect(try press(&s, "d").isEmpty)  // nothing to remove in the library
+    #expect(s.message != nil)
+  }
+
+  @Test func theSelectionFollowsItsEntryWhenTheQueueChanges() throws {
+    var s = makeState()
+    _ = try press(&s, "2", "G")  // three.flac, id 9
+    var snap = s.snapshot
+    snap.queue.removeFirst()
+    s.update(snap)
+    #expect(s.queueRows[s.queuePosition.selected].id == 9)
+  }
+
+  @Test func searchFiltersAsYouTypeAndEscClears() throws {
+    var s = makeState()
+    _ = try press(&s, "/", "p", "a")
+    #expect(s.isTyping)
+    #expect(s.libraryRows.map(\.name) == ["02 Paper.ogg"])
+    _ = try press(&s, "backspace")
+    #expect(s.libraryRows.map(\.name) == ["02 Paper.ogg", "03 Lanterns.mp3"])
+    // Typed keys are text while typing: 'q' does not quit.
+    #expect(try press(&s, "q").isEmpty)
+    #expect(s.libraryRows.isEmpty)
+    _ = try press(&s, "backspace", "enter")
+    #expect(!s.isTyping)
+    #expect(s.libraryFilter == "p")
+    // The filtered rows are what Enter plays.
+    #expect(
+      try press(&s, "enter") == [
+        .replaceQueue(["/music/Album/02 Paper.ogg", "/music/Album/03 Lanterns.mp3"], start: 0)
+      ])
+    _ = try press(&s, "esc")
+    #expect(s.libraryFilter.isEmpty)
+    #expect(s.libraryRows.count == Self.rows.count)
+  }
+
+  @Test func searchMatchesTags() throws {
+    var s = makeState()
+    s.tags["/music/Album/01 Morning.flac"] = TrackInfo(title: "Sunrise", artist: "Quiet Band")
+    _ = try press(&s, "/", "q", "u", "i", "e", "t")
+    #expect(s.libraryRows.map(\.name) == ["01 Morning.flac"])
+  }
+
+  @Test func theRoutePickerSelectsADevice() throws {
+    var s = makeState()
+    #expect(try press(&s, "o") == [.listOutputs])
+    s.showOutputs([
+      OutputChoice(name: "default", summary: ""), OutputChoice(name: "pulse", summary: ""),
+      OutputChoice(name: "null", summary: ""),
+    ])
+    #expect(s.overlay == .routePicker(ListPosition(selected: 1)))  // the current one
+    // Keys go to the picker while it is open: 'j' moves in it, not in the library.
+    #expect(try press(&s, "j") == [])
+    #expect(s.libraryPosition.selected == 0)
+    #expect(try press(&s, "enter") == [.perform(.selectDevice("null"))])
+    #expect(s.overlay == nil)
+    _ = try press(&s, "o")
+    #expect(try press(&s, "esc") == [])
+    #expect(s.overlay == nil)
+  }
+
+  @Test func helpOpensAndCloses() throws {
+    var s = makeState()
+    _ = try press(&s, "?")
+    #expect(s.overlay == .help(top: 0))
+    _ = try press(&s, "j")
+    #expect(s.overlay == .help(top: 1))
+    #expect(try press(&s, "space") == [])  // no play/pause behind the overlay
+    _ = try press(&s, "esc")
+    #expect(s.overlay == nil)
+  }
+
+  @Test func ctrlCQuitsAndCtrlZSuspendsWhateverTheBindings() throws {
+    var s = makeState(bindings: KeyBindings.configured(["quit": []]).0)
+    #expect(try press(&s, "q") == [])
+    #expect(try press(&s, "C-c") == [.interrupt])
+    #expect(try press(&s, "C-z") == [.suspend])
+    _ = try press(&s, "/")
+    #expect(try press(&s, "C-c") == [.interrupt])
+  }
+
+  @Test func reboundKeysWork() throws {
+    var s = makeState(bindings: KeyBindings.configured(["play_pause": ["p"], "quit": ["C-q"]]).0)
+    #expect(try press(&s, "space") == [])
+    #expect(try press(&s, "p") == [.send(.togglePlayPause, label: "play/pause")])
+    #expect(try press(&s, "C-q") == [.quit])
+  }
+
+  @Test func aMessageAboutTheStateGoesWhenTheStateChanges() {
+    var s = makeState()
+    var snap = s.snapshot
+    snap.state = .paused
+    snap.pausedBy = .interruption
+    s.update(snap)
+    s.note(.message("paused: call in progress (will resume)"), now: 0)
+    #expect(s.message?.text == "Paused: call in progress (will resume)")
+    snap.state = .playing
+    snap.pausedBy = nil
+    s.update(snap)
+    #expect(s.message == nil)
+  }
+
+  @Test func refusedCommandsAreSaid() {
+    var s = makeState()
+    s.commandAnswered("next", .commandDisabled, now: 0)
+    #expect(s.message?.text == "'next' is not possible right now")
+  }
+}

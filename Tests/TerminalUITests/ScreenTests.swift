@@ -1,0 +1,157 @@
+import PlayerEngine
+import SessionCore
+import Testing
+
+@testable import TerminalUI
+
+/// The screen drawn into a grid of characters, at the sizes the issue names.
+@Suite struct ScreenTests {
+  private func state(rows: Int, columns: Int) -> InterfaceState {
+    var s = InterfaceState(
+      folder: "/music/Album", layout: Layout(rows: rows, columns: columns),
+      bindings: .defaults)
+    s.showFolder(
+      "/music/Album",
+      .success([
+        LibraryEntry(kind: .parent, name: "..", path: "/music"),
+        LibraryEntry(kind: .file, name: "01.flac", path: "/music/Album/01.flac"),
+        LibraryEntry(kind: .file, name: "02.flac", path: "/music/Album/02.flac"),
+      ]), now: 0)
+    s.tags["/music/Album/01.flac"] = TrackInfo(
+      title: "夜行列車の歌、とても長い題名のある曲ですが、まだまだ続きます", artist: "東京の楽団", duration: 215)
+    s.tags["/music/Album/02.flac"] = TrackInfo(
+      title: "Paper Boats", artist: "hark demo", duration: 32)
+    var snap = PlayerSnapshot()
+    snap.queue = [QueuedTrack(id: 0, path: "/music/Album/01.flac")]
+    snap.current = snap.queue[0]
+    snap.title = "夜行列車の歌、とても長い題名のある曲ですが、まだまだ続きます"
+    snap.metadata.artist = "東京の楽団"
+    snap.state = .paused
+    snap.pausedBy = .interruption
+    snap.interruption = InterruptionCause(kind: .call, by: "call")
+    snap.willResume = true
+    snap.position = 83
+    snap.duration = 215
+    snap.volume = .level(percent: 60, muted: false)
+    snap.route = Route(name: "Headphones", kind: .headphones)
+    s.update(snap)
+    return s
+  }
+
+  private func draw(_ s: InterfaceState, rows: Int, columns: Int) -> TextCanvas {
+    let c = TextCanvas(rows: rows, columns: columns)
+    Screen.draw(s, on: c, now: 0)
+    return c
+  }
+
+  @Test(arguments: [(24, 80), (20, 60), (30, 100), (50, 200)])
+  func everythingFitsAndTheBarIsAlwaysThere(rows: Int, columns: Int) {
+    let s = state(rows: rows, columns: columns)
+    let c = draw(s, rows: rows, columns: columns)
+    let lines = c.lines
+    #expect(lines.count == rows)
+    for (i, line) in lines.enumerated() {
+      #expect(TextWidth.of(line) == columns, "row \(i) is \(TextWidth.of(line)) cells: '\(line)'")
+    }
+    let layout = Layout(rows: rows, columns: columns)
+    #expect(lines[layout.nowPlayingRow].contains("Paused (call)"))
+    #expect(lines[layout.nowPlayingRow].contains("夜行列車"))
+    #expect(lines[layout.progressRow].contains("1:23"))
+    #expect(lines[layout.progressRow].contains("3:35"))
+    #expect(lines[layout.progressRow].contains("60%"))
+    #expect(lines[layout.progressRow].contains("headphones"))
+    #expect(lines[layout.statusRow].contains("Paused — call in progress (will resume)"))
+    #expect(lines[0].contains("Library"))
+    #expect(lines[0].contains("Queue (1)"))
+    #expect(c.text.contains("Paper Boats"))
+  }
+
+  @Test func aLongCJKTitleIsCutInItsColumn() {
+    let s = state(rows: 24, columns: 80)
+    let c = draw(s, rows: 24, columns: 80)
+    let row = c.lines[3]  // the first file, after the header and ".."
+    #expect(row.contains("夜行列車"))
+    #expect(row.contains("…"))
+    #expect(row.contains("3:35"))
+    #expect(row.contains("東京の楽団"))
+    #expect(TextWidth.of(row) == 80)
+  }
+
+  @Test func withoutAVolumeTheDevicesNameIsShown() {
+    var s = state(rows: 24, columns: 80)
+    var snap = s.snapshot
+    snap.volume = .unavailable(device: "null")
+    s.update(snap)
+    let c = draw(s, rows: 24, columns: 80)
+    #expect(c.lines[Layout(rows: 24, columns: 80).progressRow].contains("out: null"))
+  }
+
+  @Test func theSelectionIsDrawnSelected() {
+    var s = state(rows: 24, columns: 80)
+    s.libraryPosition.selected = 2
+    let c = draw(s, rows: 24, columns: 80)
+    #expect(c.style(row: 4, column: 5) == .selected)
+    #expect(c.style(row: 3, column: 5) == .current)
+  }
+
+  @Test func theHelpOverlayShowsTheLiveBindings() {
+    var s = state(rows: 24, columns: 80)
+    s.bindings = KeyBindings.configured(["play_pause": ["p"]]).0
+    s.overlay = .help(top: 0)
+    let c = draw(s, rows: 24, columns: 80)
+    #expect(c.text.contains("play_pause"))
+    #expect(c.lines.contains { $0.contains("│ p ") && $0.contains("play_pause") })
+    for line in c.lines { #expect(TextWidth.of(line) == 80) }
+  }
+
+  @Test func thePickerMarksTheCurrentOutput() {
+    var s = state(rows: 20, columns: 60)
+    var snap = s.snapshot
+    snap.deviceName = "pulse"
+    s.update(snap)
+    s.overlay = .routePicker(ListPosition())
+    let loading = draw(s, rows: 20, columns: 60)
+    #expect(loading.text.contains("Looking for outputs"))
+    s.showOutputs([
+      OutputChoice(name: "default", summary: "Default ALSA Output"),
+      OutputChoice(name: "pulse", summary: "PulseAudio Sound Server"),
+    ])
+    let c = draw(s, rows: 20, columns: 60)
+    #expect(c.lines.contains { $0.contains("● pulse") })
+    #expect(c.lines.contains { $0.contains("○ default") })
+  }
+
+  /// A current entry not loaded yet (stopped) has only its file name in the snapshot; the
+  /// tags the library read are shown instead, in the queue and in the now-playing bar.
+  @Test func tagsNameACurrentEntryThatIsNotLoaded() {
+    var s = state(rows: 24, columns: 80)
+    var snap = PlayerSnapshot()
+    snap.queue = [QueuedTrack(id: 3, path: "/music/Album/02.flac")]
+    snap.current = snap.queue[0]
+    snap.title = "02"
+    s.update(snap)
+    s.view = .queue
+    let c = draw(s, rows: 24, columns: 80)
+    #expect(c.lines[2].contains("1. Paper Boats"))
+    #expect(
+      c.lines[Layout(rows: 24, columns: 80).nowPlayingRow].contains("Paper Boats – hark demo"))
+  }
+
+  @Test func aTinyTerminalSaysSo() {
+    let s = state(rows: 5, columns: 20)
+    let c = draw(s, rows: 5, columns: 20)
+    #expect(c.lines[0].contains("Paused"))
+    #expect(c.text.contains("too small"))
+  }
+
+  @Test func theSearchPromptShowsWhatIsTyped() {
+    var s = state(rows: 24, columns: 80)
+    _ = s.handle(Key.char("/"), now: 0)
+    _ = s.handle(Key.char("p"), now: 0)
+    let c = draw(s, rows: 24, columns: 80)
+    #expect(c.lines[23].hasPrefix(" /p"))
+    // Only what matches is listed: "Paper Boats", not the other song (nor "..").
+    #expect(c.lines[2].contains("Paper Boats"))
+    #expect(!c.lines[3].contains("夜行列車"))
+  }
+}

@@ -1,0 +1,131 @@
+import Glibc
+import PlayerEngine
+import Testing
+
+@testable import TerminalUI
+
+@Suite struct StateFileTests {
+  private func temporaryFolder() -> String {
+    var template = Array("/tmp/hark-state-test.XXXXXX".utf8CString)
+    let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+    #expect(made != nil)
+    return String(cString: template)
+  }
+
+  private func write(_ text: String, to path: String) {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    var bytes = Array(text.utf8)
+    _ = Glibc.write(fd, &bytes, bytes.count)
+    close(fd)
+  }
+
+  private func contents(_ path: String) -> String? {
+    guard let f = fopen(path, "r") else { return nil }
+    defer { fclose(f) }
+    var out: [UInt8] = []
+    var c = fgetc(f)
+    while c != EOF {
+      out.append(UInt8(c))
+      c = fgetc(f)
+    }
+    return String(decoding: out, as: UTF8.self)
+  }
+
+  private func files(in folder: String) -> [String] {
+    guard let d = opendir(folder) else { return [] }
+    defer { closedir(d) }
+    var names: [String] = []
+    while let e = readdir(d) {
+      let name = withUnsafeBytes(of: e.pointee.d_name) {
+        String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+      }
+      if name != "." && name != ".." { names.append(name) }
+    }
+    return names.sorted()
+  }
+
+  let sample = SavedState(
+    queue: ["/music/a b.flac", "/music/夜行列車.mp3", "/music/c.ogg"], current: 1, position: 83.25,
+    shuffle: true, repeatMode: .one)
+
+  @Test func roundTrip() throws {
+    let folder = temporaryFolder()
+    let file = StateFile(path: folder + "/hark/state.json")
+    #expect(file.load() == .missing)
+    try file.save(sample)
+    #expect(file.load() == .restored(sample))
+    // Saved again over itself, and nothing else left in the folder (no temporary file).
+    var changed = sample
+    changed.position = 1
+    try file.save(changed)
+    #expect(file.load() == .restored(changed))
+    #expect(files(in: folder + "/hark") == ["state.json"])
+  }
+
+  @Test func theFileIsReadableJSON() throws {
+    let folder = temporaryFolder()
+    let file = StateFile(path: folder + "/state.json")
+    try file.save(sample)
+    let text = contents(file.path) ?? ""
+    #expect(text.contains("\"queue\""))
+    #expect(text.contains("\"repeat\" : \"one\""))
+    #expect(text.contains("/music/a b.flac"))  // slashes not escaped
+  }
+
+  @Test(arguments: [
+    ("", "empty"),
+    ("{", "not JSON"),
+    ("not json at all", "garbage"),
+    (#"{"version": 1}"#, "fields missing"),
+    (#"{"version": 2, "queue": [], "position": 0, "shuffle": false, "repeat": "off"}"#, "version"),
+    (
+      #"{"version": 1, "queue": ["/a"], "current": 5, "position": 0, "shuffle": false, "repeat": "off"}"#,
+      "index"
+    ),
+    (
+      #"{"version": 1, "queue": ["/a"], "current": 0, "position": -4, "shuffle": false, "repeat": "off"}"#,
+      "position"
+    ),
+    (
+      #"{"version": 1, "queue": ["/a"], "current": 0, "position": 0, "shuffle": false, "repeat": "twice"}"#,
+      "repeat"
+    ),
+  ])
+  func damagedFilesAreReportedAndLeftAlone(text: String, what: String) {
+    let folder = temporaryFolder()
+    let file = StateFile(path: folder + "/state.json")
+    write(text, to: file.path)
+    guard case .damaged(let why) = file.load() else {
+      Issue.record("a \(what) state file was accepted")
+      return
+    }
+    #expect(!why.isEmpty)
+    // Reading it changed nothing.
+    #expect(contents(file.path) == text)
+    #expect(files(in: folder) == ["state.json"])
+  }
+
+  @Test func aDamagedFileIsSetAsideNotDeleted() throws {
+    let folder = temporaryFolder()
+    let file = StateFile(path: folder + "/state.json")
+    write("{ broken", to: file.path)
+    #expect(file.setAside() == folder + "/state.json.damaged")
+    try file.save(sample)
+    #expect(contents(folder + "/state.json.damaged") == "{ broken")
+    #expect(file.load() == .restored(sample))
+  }
+
+  @Test func aFailedSaveLeavesTheOldFile() throws {
+    let folder = temporaryFolder()
+    let file = StateFile(path: folder + "/state.json")
+    try file.save(sample)
+    let before = contents(file.path)
+    // A folder where the temporary file would go makes creating it fail.
+    mkdir(file.path + ".tmp.\(getpid())", 0o700)
+    #expect(throws: StateFileError.self) {
+      try file.save(
+        SavedState(queue: [], current: nil, position: 0, shuffle: false, repeatMode: .off))
+    }
+    #expect(contents(file.path) == before)
+  }
+}
