@@ -8,6 +8,8 @@
   audio_probe.py first-sound OUT T1 T2      the start of the first loud window in [T1, T2]
   audio_probe.py level OUT T1 T2            RMS level in dBFS over [T1, T2]
   audio_probe.py freq OUT T1 T2             frequency in Hz over [T1, T2], by zero crossings
+  audio_probe.py first-above OUT T1 T2 DB   the start of the first 20 ms window at DB dBFS or
+                                            louder in [T1, T2], as seconds after T1 (or "none")
 
 Times are wall-clock seconds (bash's $EPOCHREALTIME). Pure Python: a fresh machine has no numpy.
 """
@@ -104,6 +106,12 @@ def main(argv):
     elif command == "first-sound":
         loud = [i for i, level in windows(samples) if level > LOUD_DBFS]
         print("none" if not loud else f"{offset + loud[0] / RATE:.3f}")
+    elif command == "first-above":
+        threshold = float(argv[5])
+        step = RATE // 50
+        hit = next((i for i in range(0, len(samples) - step + 1, step)
+                    if dbfs(samples[i:i + step]) >= threshold), None)
+        print("none" if hit is None else f"{offset + hit / RATE:.3f}")
     elif command == "level":
         print(f"{dbfs(samples):.2f}")
     elif command == "freq":
