@@ -7,7 +7,7 @@ private final class ThreadBody {
 
 /// Starts a detached POSIX thread running `body`. For blocking calls (socket reads, waitpid)
 /// that must not occupy the Swift concurrency pool.
-func startDetachedThread(_ body: @escaping @Sendable () -> Void) {
+public func startDetachedThread(_ body: @escaping @Sendable () -> Void) {
   let box = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
   var thread = pthread_t()
   let rc = pthread_create(

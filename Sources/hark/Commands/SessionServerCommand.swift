@@ -56,7 +56,7 @@ struct SessionServerCommand: AsyncParsableCommand {
     // The server's loop blocks: give it a thread of its own, so that the watchers' tasks have the
     // cooperative pool to themselves even on a one-core machine.
     let outcome = await withCheckedContinuation { done in
-      Thread.detached { [configuration] in
+      startDetachedThread { [configuration] in
         let server = SessionServer(
           configuration: configuration, logger: Logger(label: "hark.session-server"))
         done.resume(returning: Result { () throws(ServerStartError) in try server.run() })
@@ -165,25 +165,4 @@ private func watchJacks(posting external: ExternalEvents) -> JackWatcher {
     }
   }
   return jacks
-}
-
-/// A thread of its own for a blocking body.
-enum Thread {
-  static func detached(_ body: @escaping @Sendable () -> Void) {
-    final class Box {
-      let body: @Sendable () -> Void
-      init(_ body: @escaping @Sendable () -> Void) { self.body = body }
-    }
-    var thread = pthread_t()
-    let box = Unmanaged.passRetained(Box(body)).toOpaque()
-    let rc = pthread_create(
-      &thread, nil,
-      { arg in
-        guard let arg else { return nil }
-        Unmanaged<Box>.fromOpaque(arg).takeRetainedValue().body()
-        return nil
-      }, box)
-    precondition(rc == 0, "pthread_create failed: \(rc)")
-    pthread_detach(thread)
-  }
 }
