@@ -1,0 +1,1044 @@
+#!/usr/bin/env python3
+"""The measuring half of scripts/bench (standard library only: it must run on a fresh machine).
+
+  bench.py signal --seconds N OUT.wav   writes the test signal
+  bench.py run ...                      measures every player and prints the table
+
+scripts/bench sets the stage first: a private PulseAudio daemon with a null sink named 'out'
+(PULSE_SERVER and PULSE_SINK in the environment), private HOME and XDG_* directories, the
+encoded test files, hark built in release mode and bench-decode compiled. This file starts and
+stops every player itself and leaves nothing running when it returns, fails or is signalled.
+"""
+
+import argparse
+import array
+import json
+import math
+import os
+import random
+import shlex
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+import wave
+
+RATE = 48000
+CHANNELS = 2
+# A millisecond of audio is "sound" when any sample in it is above -44 dBFS. The test signal
+# never drops below about -20 dBFS in any millisecond, and a paused null sink gives exact zeros.
+LOUD = 200
+WINDOW = RATE // 1000
+FORMATS = ["wav", "flac", "ogg", "mp3", "opus"]
+FORMAT_NAMES = {"wav": "WAV", "flac": "FLAC", "ogg": "Ogg Vorbis", "mp3": "MP3", "opus": "Opus"}
+# How long to wait for a player's first sound and, after a pause command, for silence.
+FIRST_SOUND_TIMEOUT = 5.0
+AFTER_PAUSE = 1.5
+
+
+def now():
+  return time.monotonic()
+
+
+def say(text):
+  print(f"bench: {text}", file=sys.stderr, flush=True)
+
+
+# MARK: The test signal
+
+
+def write_signal(path, seconds):
+  """Writes `seconds` of 48 kHz stereo 16-bit music-like signal, loud from the first sample.
+
+  An 8 s pattern (a held chord on cosines, so sample 0 is already loud; a bass line; a
+  sixteenth-note melody with harmonics; noise hi-hats), repeated. The noise and the changing
+  notes keep lossy encoders at music-like bitrates; pure tones would make them unrealistically
+  cheap to decode.
+  """
+  rng = random.Random(1)
+  pattern_frames = 8 * RATE
+  step = RATE // 8  # sixteenth notes at 120 bpm
+  scale = [261.63, 293.66, 329.63, 392.00, 440.00, 523.25, 587.33, 659.25]
+  chords = [(130.81, 164.81, 196.00), (110.00, 130.81, 164.81), (87.31, 110.00, 130.81),
+            (98.00, 123.47, 146.83)]
+  basses = [65.41, 55.00, 43.65, 49.00]
+  melody = [rng.choice(scale) for _ in range(pattern_frames // step)]
+  left = array.array("h", bytes(2 * pattern_frames))
+  right = array.array("h", bytes(2 * pattern_frames))
+  two_pi = 2 * math.pi
+  for i in range(pattern_frames):
+    t = i / RATE
+    bar = i // (2 * RATE)
+    s = i // step
+    in_step = (i - s * step) / step
+    chord = chords[bar % 4]
+    pad = 0.09 * (math.cos(two_pi * chord[0] * t) + math.cos(two_pi * chord[1] * t)
+                  + math.cos(two_pi * chord[2] * t))
+    bass = 0.16 * math.sin(two_pi * basses[bar % 4] * t + 1.0)
+    f = melody[s]
+    env = 1.0 - 0.6 * in_step
+    lead = env * 0.17 * (math.sin(two_pi * f * t + 0.5) + 0.5 * math.sin(two_pi * 2 * f * t)
+                         + 0.25 * math.sin(two_pi * 3 * f * t))
+    hat = 0.12 * max(0.0, 1.0 - 8 * in_step) * (rng.random() - 0.5) if s % 2 == 0 else 0.0
+    l = pad + bass + 0.7 * lead + hat
+    r = pad + bass + 0.5 * lead - hat
+    left[i] = int(max(-1.0, min(1.0, l)) * 32000)
+    right[i] = int(max(-1.0, min(1.0, r)) * 32000)
+  frame = array.array("h", bytes(4 * pattern_frames))
+  frame[0::2] = left
+  frame[1::2] = right
+  if sys.byteorder != "little":
+    frame.byteswap()
+  data = frame.tobytes()
+  total = int(seconds * RATE)
+  with wave.open(path, "wb") as w:
+    w.setnchannels(CHANNELS)
+    w.setsampwidth(2)
+    w.setframerate(RATE)
+    written = 0
+    while written < total:
+      n = min(pattern_frames, total - written)
+      w.writeframes(data[: 4 * n])
+      written += n
+
+
+# MARK: Processes
+
+
+class Processes:
+  """Every process this run starts, so that all of them are stopped whatever happens."""
+
+  def __init__(self):
+    self.live = []
+    self.cleanups = []
+
+  def start(self, argv, **kw):
+    kw.setdefault("stdin", subprocess.DEVNULL)
+    kw.setdefault("stdout", subprocess.DEVNULL)
+    kw.setdefault("stderr", subprocess.DEVNULL)
+    p = subprocess.Popen(argv, **kw)
+    self.live.append(p)
+    return p
+
+  def stop(self, p, grace=3.0):
+    """SIGCONT (it may be stopped), SIGTERM, SIGKILL after `grace` seconds; reaps it."""
+    if p.returncode is None:
+      for sig in (signal.SIGCONT, signal.SIGTERM):
+        try:
+          os.kill(p.pid, sig)
+        except ProcessLookupError:
+          pass
+      try:
+        p.wait(grace)
+      except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+    if p in self.live:
+      self.live.remove(p)
+
+  def stop_all(self):
+    for p in list(self.live):
+      self.stop(p, grace=1.0)
+    for cleanup in reversed(self.cleanups):
+      try:
+        cleanup()
+      except Exception as e:  # cleanup goes on; say what could not be undone
+        say(f"cleanup: {e}")
+    self.cleanups = []
+
+
+PROCS = Processes()
+ARGS = None  # the command line of `bench.py run`
+
+
+def run_rusage(argv, timeout):
+  """Runs `argv` to its end (at most `timeout` s); returns (status, CPU seconds, peak RSS MB).
+
+  Through bench-rusage, which forks the player from a small process and reports wait4's
+  user+sys time and maximum resident set: exact, no sampling. A player still running after
+  the timeout is stopped and reported as None.
+  """
+  out = os.path.join(ARGS.tmp, "rusage.txt")
+  if os.path.exists(out):
+    os.unlink(out)
+  p = PROCS.start([ARGS.rusage, out, *argv])
+  try:
+    p.wait(timeout)
+  except subprocess.TimeoutExpired:
+    PROCS.stop(p)
+    return None, None, None
+  PROCS.live.remove(p)
+  with open(out) as f:
+    user, system, rss_kb, status = f.read().split()
+  return int(status), float(user) + float(system), int(rss_kb) / 1024
+
+
+def proc_cpu(pid):
+  """User+sys CPU seconds of a running process, all its threads, from /proc/PID/stat."""
+  with open(f"/proc/{pid}/stat") as f:
+    fields = f.read().rsplit(")", 1)[1].split()
+  return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def proc_hwm_mb(pid):
+  """Peak resident set (VmHWM) of a running process, in MB."""
+  with open(f"/proc/{pid}/status") as f:
+    for line in f:
+      if line.startswith("VmHWM:"):
+        return int(line.split()[1]) / 1024
+  return None
+
+
+def alive(pid):
+  try:
+    with open(f"/proc/{pid}/stat") as f:
+      return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+  except (FileNotFoundError, ProcessLookupError):
+    return False
+
+
+def wait_until(predicate, timeout, interval=0.01):
+  deadline = now() + timeout
+  while now() < deadline:
+    if predicate():
+      return True
+    time.sleep(interval)
+  return predicate()
+
+
+def run_quiet(argv, timeout=10):
+  return subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL, timeout=timeout).returncode
+
+
+# MARK: The sink's monitor
+
+
+class Monitor:
+  """Records the null sink's monitor with parec and says when sound started and stopped.
+
+  Each chunk read from parec is stamped with the time it arrived; the earliest arrival relative
+  to its position in the stream, min(arrival - frames/RATE), anchors the stream to the clock,
+  so every frame gets a time (to within the sink's block, a millisecond or two at the
+  latency asked for here).
+  """
+
+  def __init__(self):
+    self.chunks = []
+    self.proc = PROCS.start(
+      ["parec", "--device=out.monitor", "--raw", "--format=s16le", f"--rate={RATE}",
+       f"--channels={CHANNELS}", "--latency-msec=1"], stdout=subprocess.PIPE)
+    self.reader = threading.Thread(target=self._read, daemon=True)
+    self.reader.start()
+    if not wait_until(lambda: sum(len(c) for _, c in self.chunks) >= 4 * RATE // 10, 5):
+      self.close()
+      raise RuntimeError("parec delivered nothing from 'out.monitor' in 5 s")
+
+  def _read(self):
+    fd = self.proc.stdout.fileno()
+    while True:
+      try:
+        data = os.read(fd, 65536)
+      except OSError:
+        return
+      if not data:
+        return
+      self.chunks.append((now(), data))
+
+  def close(self):
+    PROCS.stop(self.proc)
+    self.reader.join(2)
+    self.proc.stdout.close()
+
+  def mark(self):
+    """How many bytes have arrived so far: a place in the stream to search from."""
+    return sum(len(c) for _, c in list(self.chunks))
+
+  def _samples(self):
+    chunks = list(self.chunks)
+    data = b"".join(c for _, c in chunks)
+    data = data[: len(data) - len(data) % 4]
+    samples = array.array("h", data)
+    if sys.byteorder != "little":
+      samples.byteswap()
+    offset = None
+    end = 0
+    for t, c in chunks:
+      end += len(c) // 4
+      o = t - end / RATE
+      offset = o if offset is None else min(offset, o)
+    return samples, offset
+
+  def first_sound_after(self, t):
+    """The time of the first loud sample played at or after clock time `t`, or None."""
+    samples, offset = self._samples()
+    block = WINDOW * CHANNELS
+    i = max(0, int((t - offset) * RATE) - WINDOW) * CHANNELS
+    while i < len(samples):
+      part = samples[i : i + block]
+      if max(part) > LOUD or -min(part) > LOUD:
+        for j, v in enumerate(part):
+          if abs(v) > LOUD:
+            return offset + ((i + j) // CHANNELS) / RATE
+      i += block
+    return None
+
+  def sound_now(self, window=0.02):
+    """Whether the last `window` seconds that arrived hold sound."""
+    samples, _ = self._samples()
+    tail = samples[-int(window * RATE) * CHANNELS :]
+    return len(tail) > 0 and max(max(tail), -min(tail)) > LOUD
+
+  def last_sound(self):
+    """(time just after the last loud sample, time the recording ends); (None, end) if none."""
+    samples, offset = self._samples()
+    end = offset + len(samples) / CHANNELS / RATE
+    block = WINDOW * CHANNELS
+    i = len(samples) - len(samples) % block
+    while i >= 0:
+      part = samples[i : i + block]
+      if part and (max(part) > LOUD or -min(part) > LOUD):
+        for j in range(len(part) - 1, -1, -1):
+          if abs(part[j]) > LOUD:
+            return offset + ((i + j) // CHANNELS + 1) / RATE, end
+      i -= block
+    return None, end
+
+
+# MARK: Players
+
+
+class Player:
+  """One program under test. Subclasses say how to play, pause and decode to ALSA's null."""
+
+  name = "?"
+  formats = FORMATS
+  pause_how = "n/a"
+  start_note = ""  # how "start" is counted, when it is not from the process's exec
+
+  def __init__(self, ctx):
+    self.ctx = ctx
+
+  def supports(self, fmt):
+    return fmt in self.formats
+
+  # Subclasses for programs that exit at the end of the file give play_argv; server-style
+  # players override cpu_run and latency_run instead.
+  def play_argv(self, path):
+    raise NotImplementedError
+
+  def decode_argv(self, paths):
+    return None  # no way to send it to ALSA's null device
+
+  def cpu_run(self, path, seconds):
+    """Plays `path` to the end; returns CPU seconds, peak RSS MB and a note."""
+    rc, cpu, rss = run_rusage(self.play_argv(path), seconds + 30)
+    if rc is None:
+      return {"error": f"still playing {seconds + 30:.0f} s after it started; killed"}
+    if rc != 0:
+      return {"error": f"exit status {rc}"}
+    return {"cpu": cpu, "rss": rss}
+
+  def latency_run(self, path, mon):
+    """Start to first sound, then pause-to-silence; milliseconds."""
+    out = {}
+    t0 = now()
+    p = self.spawn_for_latency(path)
+    try:
+      first = self.wait_first_sound(mon, t0, p)
+      if first is None:
+        return {"error": "no sound on the sink within 5 s"}
+      out["start_ms"] = (first - t0) * 1000
+      out.update(self.measure_pause(mon, p))
+      return out
+    finally:
+      PROCS.stop(p)
+
+  def spawn_for_latency(self, path):
+    return PROCS.start(self.play_argv(path))
+
+  def wait_first_sound(self, mon, t0, p=None):
+    found = [None]
+
+    def check():
+      found[0] = mon.first_sound_after(t0)
+      return found[0] is not None or (p is not None and p.poll() is not None)
+
+    wait_until(check, FIRST_SOUND_TIMEOUT, interval=0.05)
+    return found[0]
+
+  def measure_pause(self, mon, p):
+    if self.pause_how == "n/a":
+      return {}
+    time.sleep(1.0)  # well into steady playback
+    if not mon.sound_now():
+      return {"pause_error": "no sound just before the pause command"}
+    tc = now()
+    err = self.pause(p)
+    if err:
+      return {"pause_error": err}
+    time.sleep(AFTER_PAUSE)
+    last, end = mon.last_sound()
+    if last is None or last < tc - 0.05:
+      return {"pause_error": "sound had stopped before the command"}
+    if end - last < 0.3:
+      return {"pause_error": f"still sounding {AFTER_PAUSE:.1f} s after the command"}
+    # The sink's clock is known to within a block (a millisecond or two), so a player that
+    # stops at once can come out slightly negative; the raw figure stays in the JSON.
+    return {"pause_ms": max(0.0, last - tc) * 1000, "pause_raw_ms": (last - tc) * 1000}
+
+  def pause(self, p):
+    """Sends the pause command to the running player; returns an error text or None."""
+    os.kill(p.pid, signal.SIGSTOP)
+    return None
+
+
+class Hark(Player):
+  name = "hark"
+  pause_how = "hark ctl pause"
+  start_note = "cold: session server not running (autospawned)"
+
+  def __init__(self, ctx):
+    super().__init__(ctx)
+    self.bin = ctx.args.hark
+
+  def play_argv(self, path, device="pulse"):
+    return [self.bin, "play", "--no-ui", "--device", device, path]
+
+  def decode_argv(self, paths):
+    return [self.bin, "play", "--no-ui", "--device", "null", *paths]
+
+  def server_pid(self):
+    try:
+      with open(os.path.join(os.environ["XDG_RUNTIME_DIR"], "hark", "session.lock")) as f:
+        pid = int(f.read().strip() or 0)
+      return pid if pid and alive(pid) else None
+    except (OSError, ValueError):
+      return None
+
+  def stop_server(self):
+    run_quiet([self.bin, "session-server", "--stop"], timeout=10)
+    pid = self.server_pid()
+    if pid:
+      os.kill(pid, signal.SIGTERM)
+      wait_until(lambda: not alive(pid), 3)
+
+  def cpu_run(self, path, seconds):
+    # The session server is a separate process: start it first so its share can be reported
+    # beside the player's (it is not added to hark's figure: every client shares it).
+    run_quiet([self.bin, "status"])
+    spid = self.server_pid()
+    s0 = proc_cpu(spid) if spid else None
+    out = super().cpu_run(path, seconds)
+    if spid and alive(spid) and s0 is not None:
+      out["server_cpu"] = proc_cpu(spid) - s0
+    return out
+
+  def latency_run(self, path, mon):
+    self.stop_server()
+    out = super().latency_run(path, mon)
+    # Warm: the server is up (the cold run just started it); first sound only.
+    time.sleep(0.3)
+    t0 = now()
+    p = PROCS.start(self.play_argv(path))
+    try:
+      first = self.wait_first_sound(mon, t0, p)
+      if first is not None:
+        out["start_warm_ms"] = (first - t0) * 1000
+    finally:
+      PROCS.stop(p)
+    time.sleep(0.3)
+    return out
+
+  def pause(self, p):
+    r = subprocess.run([self.bin, "ctl", "pause"], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=10)
+    return None if r.returncode == 0 else f"'hark ctl pause' failed: {r.stderr.decode().strip()}"
+
+
+class Aplay(Player):
+  name = "aplay"
+  formats = ["wav"]
+  pause_how = "SIGSTOP (aplay has no pause that drops)"
+
+  def play_argv(self, path):
+    return ["aplay", "-q", "-D", "pulse", path]
+
+  def decode_argv(self, paths):
+    return ["aplay", "-q", "-D", "null", *paths]
+
+
+class Mpg123(Player):
+  name = "mpg123"
+  formats = ["mp3"]
+  pause_how = "-R remote: PAUSE"
+
+  def play_argv(self, path):
+    return ["mpg123", "-q", "-o", "alsa", "-a", "pulse", path]
+
+  def decode_argv(self, paths):
+    return ["mpg123", "-q", "-o", "alsa", "-a", "null", *paths]
+
+  def latency_run(self, path, mon):
+    # First sound from the command line; the pause through the remote-control mode, which
+    # needs its own process (with -R, mpg123 plays only what LOAD tells it).
+    out = {}
+    t0 = now()
+    p = PROCS.start(self.play_argv(path))
+    try:
+      first = self.wait_first_sound(mon, t0, p)
+      if first is None:
+        return {"error": "no sound on the sink within 5 s"}
+      out["start_ms"] = (first - t0) * 1000
+    finally:
+      PROCS.stop(p)
+    time.sleep(0.3)
+    r = PROCS.start(["mpg123", "-R", "-o", "alsa", "-a", "pulse"], stdin=subprocess.PIPE)
+    try:
+      r.stdin.write(f"SILENCE\nLOAD {path}\n".encode())
+      r.stdin.flush()
+      t1 = now()
+      if self.wait_first_sound(mon, t1, r) is None:
+        out["pause_error"] = "no sound after LOAD"
+      else:
+        out.update(self.measure_pause(mon, r))
+    finally:
+      try:
+        r.stdin.close()
+      except OSError:
+        pass
+      PROCS.stop(r)
+    return out
+
+  def pause(self, p):
+    p.stdin.write(b"PAUSE\n")
+    p.stdin.flush()
+    return None
+
+
+class Sox(Player):
+  name = "sox play"
+  formats = ["wav", "flac", "ogg", "mp3"]  # Debian's sox has no Opus reader
+  pause_how = "SIGSTOP (play has no pause)"
+
+  def play_argv(self, path):
+    # The driver named explicitly: with libsox-fmt-pulse installed, play would otherwise pick
+    # PulseAudio's own API and skip ALSA.
+    return ["env", "AUDIODRIVER=alsa", "AUDIODEV=pulse", "play", "-q", path]
+
+  def decode_argv(self, paths):
+    return ["env", "AUDIODRIVER=alsa", "AUDIODEV=null", "play", "-q", *paths]
+
+
+class Mpv(Player):
+  name = "mpv"
+  pause_how = "JSON IPC set_property pause"
+
+  def base(self):
+    return ["mpv", "--no-config", "--no-video", "--no-terminal", "--ao=alsa"]
+
+  def play_argv(self, path, ipc=None):
+    argv = self.base() + ["--audio-device=alsa/pulse"]
+    if ipc:
+      argv.append(f"--input-ipc-server={ipc}")
+    return argv + [path]
+
+  def decode_argv(self, paths):
+    return self.base() + ["--audio-device=alsa/null", *paths]
+
+  def spawn_for_latency(self, path):
+    self.ipc = os.path.join(self.ctx.args.tmp, "mpv.sock")
+    if os.path.exists(self.ipc):
+      os.unlink(self.ipc)
+    return PROCS.start(self.play_argv(path, self.ipc))
+
+  def pause(self, p):
+    s = socket.socket(socket.AF_UNIX)
+    try:
+      s.connect(self.ipc)
+      s.sendall(b'{"command":["set_property","pause",true]}\n')
+      time.sleep(0.05)
+    except OSError as e:
+      return f"mpv IPC: {e}"
+    finally:
+      s.close()
+    return None
+
+
+class Cmus(Player):
+  """cmus needs a terminal: it runs in a private tmux server, driven by cmus-remote."""
+
+  name = "cmus"
+  pause_how = "cmus-remote -u"
+  start_note = "from 'cmus-remote -f', cmus already running"
+
+  def __init__(self, ctx):
+    super().__init__(ctx)
+    self.sock = os.path.join(os.environ["XDG_RUNTIME_DIR"], "cmus.sock")
+    self.tmux = ["tmux", "-L", ctx.args.tmux_socket, "-f", "/dev/null"]
+    conf = os.path.join(os.environ["HOME"], ".config", "cmus")
+    os.makedirs(conf, exist_ok=True)
+    with open(os.path.join(conf, "rc"), "w") as f:
+      # No D-Bus here: with MPRIS on, cmus stops at start-up to say so and waits for Enter.
+      f.write("set mpris=false\nset output_plugin=alsa\nset dsp.alsa.device=pulse\n"
+              "set softvol=false\nset continue=false\nset repeat=false\n")
+
+  def remote(self, *words, capture=False):
+    r = subprocess.run(["cmus-remote", "--server", self.sock, *words], stdin=subprocess.DEVNULL,
+                       capture_output=True, timeout=5)
+    if r.returncode != 0:
+      raise RuntimeError(f"cmus-remote {' '.join(words)}: {r.stderr.decode().strip()}")
+    return r.stdout.decode() if capture else None
+
+  def start(self):
+    if os.path.exists(self.sock):
+      os.unlink(self.sock)
+    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in os.environ.items()
+                   if k in ("HOME", "XDG_RUNTIME_DIR", "PULSE_SERVER", "PULSE_SINK"))
+    subprocess.run(self.tmux + ["new-session", "-d", "-x", "100", "-y", "30",
+                                f"exec env {env} TERM=xterm cmus --listen {self.sock}"],
+                   check=True, timeout=10)
+    PROCS.cleanups.append(self.stop)
+    out = subprocess.run(self.tmux + ["list-panes", "-F", "#{pane_pid}"], capture_output=True,
+                         timeout=5).stdout.decode().split()
+    self.pid = int(out[0])
+    if not wait_until(lambda: os.path.exists(self.sock), 10):
+      raise RuntimeError("cmus never opened its socket")
+    wait_until(lambda: self.remote_ok(), 5, interval=0.05)
+    time.sleep(0.5)  # let start-up (library load, first draw) settle before counting CPU
+
+  def remote_ok(self):
+    try:
+      self.remote("-Q", capture=True)
+      return True
+    except (RuntimeError, subprocess.TimeoutExpired):
+      return False
+
+  def stop(self):
+    if self.stop in PROCS.cleanups:
+      PROCS.cleanups.remove(self.stop)
+    try:
+      self.remote("-C", "quit")
+    except (RuntimeError, subprocess.TimeoutExpired):
+      pass
+    pid = getattr(self, "pid", None)
+    if pid and not wait_until(lambda: not alive(pid), 3):
+      os.kill(pid, signal.SIGKILL)
+    run_quiet(self.tmux + ["kill-server"])
+
+  def status(self):
+    for line in self.remote("-Q", capture=True).splitlines():
+      if line.startswith("status "):
+        return line.split()[1]
+    return "?"
+
+  def play(self, path):
+    self.remote("-f", path)
+
+  def cpu_run(self, path, seconds):
+    self.start()
+    try:
+      c0 = proc_cpu(self.pid)
+      self.play(path)
+      time.sleep(seconds)
+      if not wait_until(lambda: self.status() == "stopped", 30, interval=0.5):
+        return {"error": "still playing 30 s after the end"}
+      return {"cpu": proc_cpu(self.pid) - c0, "rss": proc_hwm_mb(self.pid)}
+    finally:
+      self.stop()
+
+  def latency_run(self, path, mon):
+    self.start()
+    try:
+      t0 = now()
+      self.play(path)
+      first = self.wait_first_sound(mon, t0)
+      if first is None:
+        return {"error": "no sound on the sink within 5 s"}
+      out = {"start_ms": (first - t0) * 1000}
+      out.update(self.measure_pause(mon, None))
+      return out
+    finally:
+      self.stop()
+
+  def pause(self, p):
+    self.remote("-u")
+    return None
+
+
+class Moc(Cmus):
+  """MOC's server (mocp -S) plays; the mocp client starts, pauses and stops it."""
+
+  name = "MOC"
+  pause_how = "mocp -G"
+  start_note = "from 'mocp -l', MOC's server already running"
+
+  def __init__(self, ctx):
+    Player.__init__(self, ctx)
+    self.dir = os.path.join(ctx.args.tmp, "moc")
+    os.makedirs(self.dir, exist_ok=True)
+    path = os.path.join(self.dir, "config")
+    with open(path, "w") as f:
+      f.write("SoundDriver = ALSA\nALSADevice = pulse\nSoftmixer_SaveState = no\n")
+    os.chmod(path, 0o600)  # MOC refuses a config file others may write
+
+  def mocp(self, *words, capture=False):
+    r = subprocess.run(["mocp", "-M", self.dir, *words], stdin=subprocess.DEVNULL,
+                       capture_output=True, timeout=10)
+    if r.returncode != 0:
+      raise RuntimeError(f"mocp {' '.join(words)}: {r.stderr.decode().strip()}")
+    return r.stdout.decode() if capture else None
+
+  def start(self):
+    self.mocp("-S")  # forks the server and returns once it answers
+    PROCS.cleanups.append(self.stop)
+    with open(os.path.join(self.dir, "pid")) as f:
+      self.pid = int(f.read().strip())
+    time.sleep(0.5)
+
+  def stop(self):
+    if self.stop in PROCS.cleanups:
+      PROCS.cleanups.remove(self.stop)
+    try:
+      self.mocp("-x")
+    except (RuntimeError, subprocess.TimeoutExpired):
+      pass
+    pid = getattr(self, "pid", None)
+    if pid and not wait_until(lambda: not alive(pid), 3):
+      os.kill(pid, signal.SIGKILL)
+
+  def status(self):
+    for line in self.mocp("-i", capture=True).splitlines():
+      if line.startswith("State:"):
+        return {"STOP": "stopped"}.get(line.split()[1], line.split()[1])
+    return "?"
+
+  def play(self, path):
+    self.mocp("-l", path)
+
+  def pause(self, p):
+    self.mocp("-G")
+    return None
+
+
+PLAYERS = {"hark": Hark, "aplay": Aplay, "mpg123": Mpg123, "sox": Sox, "mpv": Mpv,
+           "cmus": Cmus, "moc": Moc}
+
+
+# MARK: Decode throughput
+
+
+def wall(argv, timeout=600):
+  t0 = now()
+  r = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                     stderr=subprocess.PIPE, timeout=timeout)
+  t = now() - t0
+  if r.returncode != 0:
+    raise RuntimeError(f"exit status {r.returncode}: {r.stderr.decode().strip()[-200:]}")
+  return t
+
+
+def throughput(argv_for, path, seconds):
+  """Real-time factor of decoding to ALSA's null device, start-up cost taken out.
+
+  Times the player on the file once (median of 3) and on K copies queued in one process;
+  (K-1) x duration / (t_K - t_1) is what each further file costs. K grows until the difference
+  is at least a second, so short quick-run files are measured as well as full-length ones;
+  then two more runs of K copies, and the median of the three.
+  """
+  one = statistics.median(wall(argv_for([path])) for _ in range(3))
+  k = 4
+  for _ in range(4):
+    extra = wall(argv_for([path] * k)) - one
+    if extra >= 1.0 or k >= 4096:
+      break
+    per = max(extra / (k - 1), 1e-4)
+    k = min(4096, max(2 * k, int(1.5 / per) + 2))
+  extras = [extra] + [wall(argv_for([path] * k)) - one for _ in range(2)]
+  return {"xrt": (k - 1) * seconds / max(statistics.median(extras), 1e-6), "copies": k,
+          "one_s": one, "extra_s": extras}
+
+
+def libsndfile_throughput(decoder, path):
+  """Median of three passes of bench-decode, each at least a second of decoding."""
+  rates = []
+  for _ in range(3):
+    out = subprocess.run([decoder, path, "1.0"], capture_output=True, timeout=120, check=True)
+    frames, rate, elapsed = out.stdout.decode().split()
+    rates.append(int(frames) / int(rate) / float(elapsed))
+  return {"xrt": statistics.median(rates), "passes": rates}
+
+
+# MARK: The run
+
+
+class Context:
+  def __init__(self, args):
+    self.args = args
+
+
+def median(xs):
+  xs = [x for x in xs if x is not None]
+  return statistics.median(xs) if xs else None
+
+
+def measure(args):
+  ctx = Context(args)
+  players = [PLAYERS[n](ctx) for n in args.players]
+  files = {f: os.path.join(args.files, f"music.{f}") for f in args.formats}
+  results = []  # one dict per (player, format)
+  cells = [(p, f) for p in players for f in args.formats if p.supports(f)]
+
+  def row(player, fmt):
+    for r in results:
+      if r["player"] == player and r["format"] == fmt:
+        return r
+    r = {"player": player, "format": fmt, "runs": [], "errors": []}
+    results.append(r)
+    return r
+
+  started = now()
+  for run in range(args.runs):
+    say(f"run {run + 1} of {args.runs}: CPU and memory, {len(cells)} plays of "
+        f"{args.seconds:g} s each")
+    for p, f in cells:
+      say(f"  {p.name} {f}: playing {args.seconds:g} s")
+      try:
+        out = p.cpu_run(files[f], args.seconds)
+      except Exception as e:
+        out = {"error": str(e)}
+      row(p.name, f)["runs"].append({"cpu_run": out})
+    say(f"run {run + 1}: start and pause latency")
+    for p, f in cells:
+      say(f"  {p.name} {f}: start, pause")
+      mon = Monitor()
+      try:
+        out = p.latency_run(files[f], mon)
+      except Exception as e:
+        out = {"error": str(e)}
+      finally:
+        mon.close()
+      time.sleep(0.2)
+      row(p.name, f)["runs"][-1]["latency_run"] = out
+  say("decode throughput to ALSA's null device")
+  for f in args.formats:
+    r = row("libsndfile", f)
+    try:
+      r["decode"] = libsndfile_throughput(args.decoder, files[f])
+    except Exception as e:
+      r["errors"].append(f"decode: {e}")
+  for p, f in cells:
+    r = row(p.name, f)
+    if p.decode_argv([files[f]]) is None:
+      continue
+    say(f"  {p.name} {f}: decoding")
+    try:
+      r["decode"] = throughput(p.decode_argv, files[f], args.seconds)
+    except Exception as e:
+      r["errors"].append(f"decode: {e}")
+  if any(p.name == "hark" for p in players):
+    Hark(ctx).stop_server()
+
+  for r in results:
+    runs = r["runs"]
+    cpu = [x["cpu_run"].get("cpu") for x in runs]
+    r["cpu_per_min"] = median([c * 60 / args.seconds if c is not None else None for c in cpu])
+    r["rss_mb"] = median([x["cpu_run"].get("rss") for x in runs])
+    server = median([x["cpu_run"].get("server_cpu") for x in runs])
+    r["server_cpu_per_min"] = server * 60 / args.seconds if server is not None else None
+    r["start_ms"] = median([x.get("latency_run", {}).get("start_ms") for x in runs])
+    r["start_warm_ms"] = median([x.get("latency_run", {}).get("start_warm_ms") for x in runs])
+    r["pause_ms"] = median([x.get("latency_run", {}).get("pause_ms") for x in runs])
+    r["decode_xrt"] = r.get("decode", {}).get("xrt")
+    for x in runs:
+      for key in ("cpu_run", "latency_run"):
+        for k in ("error", "pause_error"):
+          if x.get(key, {}).get(k):
+            r["errors"].append(f"{key.split('_')[0]}: {x[key][k]}")
+  info = {p.name: {"pause": p.pause_how, "start": p.start_note} for p in players}
+  return results, info, now() - started
+
+
+# MARK: The report
+
+# Measured on the issue author's machine, for orientation (CPU s per minute, peak RSS MB).
+ISSUE_FIGURES = {
+  "cpu": "aplay WAV 0.08 / 7 MB; mpg123 MP3 0.28 / 7 MB; sox play FLAC 0.24, Ogg 0.31, "
+         "MP3 0.33 / 9 MB; MOC 0.20-0.50 / 14 MB; cmus 0.35-0.75 / 14 MB; mpv 1.1-1.4 / 71 MB",
+  "libsndfile": "WAV 6977x, FLAC 1667x, MP3 1258x, Vorbis 691x, Opus 284x",
+  "start": "aplay 5 ms, mpg123 12, cmus 40, mpv 130",
+  "pause": "mpv and mpg123 about 1 ms; aplay (SIGSTOP, cannot drop) 485 ms",
+}
+FLOOR = {"wav": "aplay", "mp3": "mpg123", "flac": "sox play", "ogg": "sox play"}
+FULL_PLAYERS = ("cmus", "MOC")
+
+
+def targets(results, fmt):
+  """hark's targets on one format, from the peers' figures measured in this run."""
+  def get(player, key):
+    for r in results:
+      if r["player"] == player and r["format"] == fmt:
+        return r.get(key)
+    return None
+
+  full = [get(p, "cpu_per_min") for p in FULL_PLAYERS]
+  full = [c for c in full if c is not None]
+  floor = get(FLOOR.get(fmt, ""), "cpu_per_min")
+  limits = ([min(full)] if full else []) + ([2 * floor] if floor is not None else [])
+  sndfile = get("libsndfile", "decode_xrt")
+  return {
+    "cpu_per_min_max": min(limits) if limits else None,
+    "cpu_basis": ", ".join(
+      ([f"best of cmus/MOC {min(full):.2f}"] if full else [])
+      + ([f"2 x {FLOOR[fmt]} {floor:.2f}"] if floor is not None else [])) or "no peer figure",
+    "rss_mb_max": 20.0,
+    "decode_xrt_min": 0.9 * sndfile if sndfile else None,
+    "start_ms_max": 30.0,
+    "pause_ms_max": 15.0,
+  }
+
+
+def fmt_num(x, spec, suffix=""):
+  return "—" if x is None else f"{x:{spec}}{suffix}"
+
+
+def report(args, results, info, elapsed):
+  order = ["hark", "libsndfile", "aplay", "mpg123", "sox play", "mpv", "cmus", "MOC"]
+  results.sort(key=lambda r: (order.index(r["player"]) if r["player"] in order else 99,
+                              FORMATS.index(r["format"])))
+  head = ["player", "format", "CPU s/min", "peak RSS MB", "decode ×RT", "start ms",
+          "pause ms", "notes"]
+  rows = []
+  verdicts = []
+  for r in results:
+    f = r["format"]
+    notes = []
+    if r["player"] == "hark":
+      t = targets(results, f)
+      r["targets"] = t
+      misses = []
+      checks = [("CPU", r["cpu_per_min"], t["cpu_per_min_max"], lambda v, l: v <= l),
+                ("RSS", r["rss_mb"], t["rss_mb_max"], lambda v, l: v < l),
+                ("decode", r["decode_xrt"], t["decode_xrt_min"], lambda v, l: v >= l),
+                ("start", r["start_ms"], t["start_ms_max"], lambda v, l: v < l),
+                ("pause", r["pause_ms"], t["pause_ms_max"], lambda v, l: v < l)]
+      met = {}
+      for label, v, lim, ok in checks:
+        met[label] = None if v is None or lim is None else ok(v, lim)
+        if met[label] is False:
+          misses.append(label)
+      r["targets_met"] = met
+      verdicts.append((f, t, met))
+      if r["start_warm_ms"] is not None:
+        notes.append(f"start {r['start_warm_ms']:.0f} ms with server up")
+      if r["server_cpu_per_min"] is not None:
+        notes.append(f"+ session server {r['server_cpu_per_min']:.2f} s/min")
+      notes.append("targets: " + ("all met" if not misses else "missed " + ", ".join(misses)))
+    notes += sorted(set(r["errors"]))
+    rows.append([r["player"], FORMAT_NAMES[f], fmt_num(r["cpu_per_min"], ".2f"),
+                 fmt_num(r["rss_mb"], ".1f"), fmt_num(r["decode_xrt"], ",.0f", "×"),
+                 fmt_num(r["start_ms"], ".0f"), fmt_num(r["pause_ms"], ".0f"),
+                 "; ".join(notes)])
+  widths = [max(len(str(x[i])) for x in rows + [head]) for i in range(len(head) - 1)]
+  lines = []
+
+  def line(cells):
+    lines.append("  ".join(c.ljust(w) if i < 2 else c.rjust(w)
+                           for i, (c, w) in enumerate(zip(cells, widths)))
+                 + ("  " + cells[-1] if cells[-1] else ""))
+
+  lines.append(f"hark benchmark: {args.seconds:g} s files, 48 kHz stereo; median of "
+               f"{args.runs} run{'s' if args.runs > 1 else ''}; took {elapsed / 60:.1f} min")
+  lines.append("CPU = user+sys seconds per minute of audio played to a PulseAudio null sink "
+               "through ALSA's 'pulse' device; peak RSS of the player process")
+  lines.append("decode = × real time to ALSA's 'null' device, start-up taken out; start = "
+               "exec to first sound on the sink; pause = command to silence on the sink")
+  lines.append("")
+  line(head)
+  line(["-" * w for w in widths] + [""])
+  prev = None
+  for cells in rows:
+    if prev is not None and cells[0] != prev:
+      lines.append("")
+    prev = cells[0]
+    line(cells)
+  lines.append("")
+  lines.append("how each player was paused and started:")
+  for name, i in info.items():
+    lines.append(f"  {name}: pause by {i['pause']}" + (f"; start {i['start']}" if i["start"]
+                                                        else "; start from exec"))
+  lines.append("")
+  lines.append("hark's targets (from the issue), with the peers' figures from this run:")
+  for f, t, met in verdicts:
+    def mark(label):
+      return {True: "ok", False: "MISSED", None: "not measured"}[met[label]]
+    lines.append(
+      f"  {FORMAT_NAMES[f]}: CPU ≤ {fmt_num(t['cpu_per_min_max'], '.2f')} s/min "
+      f"({t['cpu_basis']}) {mark('CPU')}; RSS < 20 MB {mark('RSS')}; decode ≥ "
+      f"{fmt_num(t['decode_xrt_min'], ',.0f', '×')} (90% of libsndfile) {mark('decode')}; "
+      f"start < 30 ms {mark('start')}; pause < 15 ms {mark('pause')}")
+  lines.append("")
+  lines.append("the issue's figures, for orientation:")
+  for k, v in ISSUE_FIGURES.items():
+    lines.append(f"  {k}: {v}")
+  text = "\n".join(lines)
+  print(text, flush=True)
+  if args.json:
+    with open(args.json, "w") as f:
+      json.dump({"seconds": args.seconds, "runs": args.runs, "rate": RATE,
+                 "elapsed_s": elapsed, "players": info, "results": results,
+                 "issue_figures": ISSUE_FIGURES}, f, indent=2)
+      f.write("\n")
+
+
+def main():
+  parser = argparse.ArgumentParser(prog="bench.py")
+  sub = parser.add_subparsers(dest="cmd", required=True)
+  g = sub.add_parser("signal")
+  g.add_argument("--seconds", type=float, required=True)
+  g.add_argument("out")
+  r = sub.add_parser("run")
+  r.add_argument("--hark", required=True)
+  r.add_argument("--decoder", required=True)
+  r.add_argument("--rusage", required=True)
+  r.add_argument("--files", required=True)
+  r.add_argument("--tmp", required=True)
+  r.add_argument("--tmux-socket", required=True)
+  r.add_argument("--seconds", type=float, required=True)
+  r.add_argument("--runs", type=int, default=1)
+  r.add_argument("--json")
+  r.add_argument("--players", default=",".join(PLAYERS))
+  r.add_argument("--formats", default=",".join(FORMATS))
+  args = parser.parse_args()
+  global ARGS
+  ARGS = args
+  if args.cmd == "signal":
+    write_signal(args.out, args.seconds)
+    return 0
+  args.players = [p for p in args.players.split(",") if p]
+  args.formats = [f for f in args.formats.split(",") if f]
+  for p in args.players:
+    if p not in PLAYERS:
+      parser.error(f"unknown player '{p}'; choose from {', '.join(PLAYERS)}")
+  for f in args.formats:
+    if f not in FORMATS:
+      parser.error(f"unknown format '{f}'; choose from {', '.join(FORMATS)}")
+
+  def on_signal(sig, frame):
+    raise SystemExit(128 + sig)
+
+  signal.signal(signal.SIGTERM, on_signal)
+  signal.signal(signal.SIGHUP, on_signal)
+  try:
+    results, info, elapsed = measure(args)
+    report(args, results, info, elapsed)
+  finally:
+    PROCS.stop_all()
+  return 0
+
+
+if __name__ == "__main__":
+  sys.exit(main())
