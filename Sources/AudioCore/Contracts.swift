@@ -53,10 +53,12 @@ public enum OutputWriteResult: Equatable, Sendable {
  AudioOutput — the boundary between the engine and a sound device.
 
  Opened and closed by the engine off the render thread. While it plays, only the render thread
- calls it: `write` blocks until the device takes at least some frames (never longer than a
- period or so), recovers underruns (EPIPE) and suspends (ESTRPIPE) itself and reports them as
- `.recovered`, and reports a vanished device as `.deviceGone` instead of throwing. None of these
- calls allocate, lock anything the engine holds, or log.
+ calls it: `write` takes what the device has room for now and returns; when there is no room it
+ blocks until there is (about a period), or until `wakeFD` (a pipe the engine owns) becomes
+ readable, and then returns `.written(0)` without reading it, so that the engine can pause at
+ once however large the device's buffer. It recovers underruns (EPIPE) and suspends (ESTRPIPE)
+ itself and reports them as `.recovered`, and reports a vanished device as `.deviceGone` instead
+ of throwing. None of these calls allocate, lock anything the engine holds, or log.
 */
 /// A place frames go to be heard.
 public protocol AudioOutput: AnyObject {
@@ -64,7 +66,7 @@ public protocol AudioOutput: AnyObject {
   /// The device's name, for the user ("default", "pulse", "hw:1,0").
   var deviceName: String { get }
   /// Render thread. See the block comment above.
-  func write(_ samples: UnsafeBufferPointer<Float>) -> OutputWriteResult
+  func write(_ samples: UnsafeBufferPointer<Float>, wakingOn wakeFD: Int32) -> OutputWriteResult
   /// Render thread: frames written but not yet heard.
   func delayFrames() -> Int
   /// Render thread: discards what the device holds, at once (snd_pcm_drop).

@@ -120,10 +120,15 @@ public final class FakeOutput: AudioOutput, @unchecked Sendable {
 
   // MARK: AudioOutput (render thread)
 
-  /// Records what it takes; see `Fault` and `Pacing` for how it may not take it all.
-  public func write(_ source: UnsafeBufferPointer<Float>) -> OutputWriteResult {
+  /// Records what it takes; see `Fault` and `Pacing` for how it may not take it all. Paced,
+  /// it takes a write once the previous one has played: until then it waits, as a full device
+  /// does, and returns `.written(0)` if `wakeFD` becomes readable meanwhile.
+  public func write(_ source: UnsafeBufferPointer<Float>, wakingOn wakeFD: Int32)
+    -> OutputWriteResult
+  {
     let channels = format.channels
     precondition(source.count % channels == 0, "a write of a partial frame")
+    if nanosecondsPerFrame > 0 && !waitForRoom(wakeFD) { return .written(0) }
     let call = writes.add(1, ordering: .relaxed).newValue
     if gone.load(ordering: .relaxed) { return .deviceGone(code: -ENODEV) }
     if underrunEvery > 0 && call % underrunEvery == 0 {
@@ -143,7 +148,12 @@ public final class FakeOutput: AudioOutput, @unchecked Sendable {
     record(UnsafeBufferPointer(rebasing: source[0..<(frames * channels)]))
     inDevice.add(frames, ordering: .relaxed)
     written.store(before + frames, ordering: .releasing)
-    pace(frames)
+    if nanosecondsPerFrame > 0 {
+      // A device that ran dry starts again from now rather than rushing to catch up.
+      let now = monotonicNanoseconds()
+      if due < now { due = now }
+      due += Int64(Double(frames) * nanosecondsPerFrame)
+    }
     return .written(frames)
   }
 
@@ -239,14 +249,20 @@ public final class FakeOutput: AudioOutput, @unchecked Sendable {
     callCount.store(n + 1, ordering: .releasing)
   }
 
-  /// Blocks as long as `frames` frames take to play, from when the previous ones are done.
-  private func pace(_ frames: Int) {
-    guard nanosecondsPerFrame > 0 else { return }
-    let now = monotonicNanoseconds()
-    // A device that ran dry starts again from now rather than rushing to catch up.
-    if due < now { due = now }
-    due += Int64(Double(frames) * nanosecondsPerFrame)
-    sleep(until: due)
+  /// Waits until what was written before has played (`due`), or `wakeFD` is readable; false
+  /// when woken first.
+  private func waitForRoom(_ wakeFD: Int32) -> Bool {
+    while true {
+      let now = monotonicNanoseconds()
+      if now >= due { return true }
+      let milliseconds = Int32((due - now) / 1_000_000)
+      if milliseconds < 1 {
+        sleep(until: due)
+        return true
+      }
+      var p = pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)
+      if poll(&p, 1, milliseconds) > 0 && p.revents != 0 { return false }
+    }
   }
 }
 

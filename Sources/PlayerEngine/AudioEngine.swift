@@ -89,8 +89,11 @@ public final class AudioEngine: @unchecked Sendable {
     public var duckRamp: Duration = .milliseconds(40)
     /// The fade-in on resume, so a resumed stream never starts with a click.
     public var fadeIn: Duration = .milliseconds(5)
-    /// Frames per render write: small, so a pause is noticed within a few milliseconds.
-    public var chunkFrames = 256
+    /// Frames the render thread takes from the ring at a time. A pause does not wait for them
+    /// (the wake pipe interrupts a write waiting for room), so they can be many: fewer wakeups.
+    public var chunkFrames = Configuration.defaultChunkFrames
+    /// 2048 frames: 46 ms at 44.1 kHz.
+    public static let defaultChunkFrames = 2048
     /// Samples the ring holds (a power of two): about 1.5 s of 44.1 kHz stereo.
     public var ringSamples = 1 << 17
 
@@ -156,6 +159,16 @@ public final class AudioEngine: @unchecked Sendable {
 
   private let renderWake = Semaphore()
   private let decodeWake = Semaphore()
+  /// Interrupts a write that waits for room in the device: written by `parkRender` and gain
+  /// changes (any thread), read on the render thread. Non-blocking both ends.
+  private let wakePipe = WakePipe()
+  /// The ring position where the next track to announce starts (-1: none): the render thread
+  /// wakes the decode thread when playback gets there, so `nowHearing` is on time.
+  private let announceAt = Atomic<Int>(-1)
+  /// When the render thread last measured what was heard (monotonic ns), and how many frames
+  /// the device held then: between measurements, the position moves on with the clock.
+  private let heardAt = Atomic<UInt64>(0)
+  private let heardDelay = Atomic<Int>(0)
   private let ring: SampleRing
   private let configuration: Configuration
   private let shared: Mutex<Shared>
@@ -282,16 +295,26 @@ public final class AudioEngine: @unchecked Sendable {
       s.muted ? 0 : s.ducked ? configuration.duckGain : 1
     }
     targetGainBits.store(gain.bitPattern, ordering: .releasing)
+    wakePipe.wake()  // heard now, not when the device's buffer has played out
   }
 
   /// The transport now.
   public func snapshot() -> EngineSnapshot {
     let played = ring.releasedPosition
+    // Between the render thread's measurements (once a write, a period or so apart), what is
+    // heard moves on with the clock, up to what the device held.
+    let playing = renderIsPlaying.load(ordering: .acquiring)
+    let at = heardAt.load(ordering: .acquiring)
+    let held = heardDelay.load(ordering: .relaxed)
+    let now = monotonicNanoseconds()
     return shared.withLock { s in
       let segment = s.segments.last { $0.ringStart <= played } ?? s.segments.first
       var position = 0.0
       if let seg = segment {
-        let frames = seg.trackStartFrame + max(0, played - seg.ringStart) / seg.format.channels
+        var frames = seg.trackStartFrame + max(0, played - seg.ringStart) / seg.format.channels
+        if playing && at > 0 && now > at {
+          frames += min(held, Int(Double(now - at) * Double(seg.format.sampleRate) / 1e9))
+        }
         position = seg.format.seconds(frames)
         if let d = seg.duration { position = min(position, d) }
       }
@@ -312,6 +335,7 @@ public final class AudioEngine: @unchecked Sendable {
   public func shutdown() {
     parkRender()
     renderQuit.store(true, ordering: .releasing)
+    wakePipe.wake()
     renderWake.signal()
     renderThread?.join()
     renderThread = nil
@@ -331,9 +355,11 @@ public final class AudioEngine: @unchecked Sendable {
     renderWake.signal()
   }
 
-  /// Asks the render thread to stop and waits until it has (it notices within one chunk).
+  /// Asks the render thread to stop and waits until it has: at once, even when it waits for room
+  /// in the device (the wake pipe interrupts that).
   private func parkRender() {
     renderWantsToPlay.store(false, ordering: .releasing)
+    wakePipe.wake()
     renderWake.signal()
     var spins = 0
     while renderIsPlaying.load(ordering: .acquiring) && spins < 20_000 {
@@ -364,7 +390,17 @@ public final class AudioEngine: @unchecked Sendable {
     var gain = GainRamp(1)
     var appliedTarget: Float = 1
     var lastDelay = 0  // frames the device held after the last write: not yet heard
+    var writtenEnd = 0  // ring position after the last sample the device took
     let chunkFrames = configuration.chunkFrames
+
+    /// What has been heard by now: what the device took less what it still holds.
+    func releaseHeard(_ out: any AudioOutput, channels: Int) {
+      lastDelay = out.delayFrames()
+      ring.release(upTo: writtenEnd - lastDelay * channels)
+      heardDelay.store(lastDelay, ordering: .relaxed)
+      heardAt.store(monotonicNanoseconds(), ordering: .releasing)
+    }
+
     while !renderQuit.load(ordering: .acquiring) {
       guard renderWantsToPlay.load(ordering: .acquiring), let out = output,
         deviceLost.load(ordering: .relaxed) == 0
@@ -372,6 +408,7 @@ public final class AudioEngine: @unchecked Sendable {
         if renderIsPlaying.load(ordering: .relaxed) {
           if deviceLost.load(ordering: .relaxed) == 0, let out = output {
             // Pause: silence now, and go back to the first frame not heard.
+            releaseHeard(out, channels: out.format.channels)
             out.discard()
             out.prepare()
           }
@@ -389,10 +426,21 @@ public final class AudioEngine: @unchecked Sendable {
         gain = GainRamp(0)
         gain.ramp(to: appliedTarget, over: out.format.frames(in: seconds(configuration.fadeIn)))
         lastDelay = 0
+        writtenEnd = ring.readPosition
         renderIsPlaying.store(true, ordering: .releasing)
       }
       let target = Float(bitPattern: targetGainBits.load(ordering: .acquiring))
       if target != appliedTarget {
+        // What the device holds was written at the old gain, up to a buffer's length ahead:
+        // take it back (drop it and write again from the frame being heard), so that a duck
+        // is heard now rather than when the buffer has played out.
+        releaseHeard(out, channels: channels)
+        out.discard()
+        out.prepare()
+        _ = ring.rewindToReleased()
+        writtenEnd = ring.readPosition
+        lastDelay = 0
+        gain = GainRamp(appliedTarget)
         appliedTarget = target
         gain.ramp(to: target, over: out.format.frames(in: seconds(configuration.duckRamp)))
       }
@@ -429,8 +477,17 @@ public final class AudioEngine: @unchecked Sendable {
       var block = UnsafeMutableBufferPointer(rebasing: scratch[0..<n])
       gain.apply(to: block, channels: channels)
       var gone: Int32 = 0
-      while block.count > 0 && gone == 0 {
-        switch out.write(UnsafeBufferPointer(block)) {
+      write: while block.count > 0 && gone == 0 {
+        switch out.write(UnsafeBufferPointer(block), wakingOn: wakePipe.readFD) {
+        case .written(0):
+          // Woken while waiting for room: a pause, a quit or a new gain is handled at the top
+          // (what was not written is read again from the ring); anything else goes on.
+          wakePipe.drain()
+          if !renderWantsToPlay.load(ordering: .acquiring) || renderQuit.load(ordering: .relaxed)
+            || Float(bitPattern: targetGainBits.load(ordering: .acquiring)) != appliedTarget
+          {
+            break write
+          }
         case .written(let frames):
           block = UnsafeMutableBufferPointer(rebasing: block[(frames * channels)...])
         case .recovered:
@@ -439,14 +496,26 @@ public final class AudioEngine: @unchecked Sendable {
           gone = code == 0 ? -EIO : code
         }
       }
-      // What the device took, less what it still held: the frames heard. A vanished device
-      // cannot say what it held; take what it held after the last write, so that resuming
-      // repeats a little rather than skips.
-      let writtenEnd = ring.readPosition - block.count
-      if gone == 0 { lastDelay = out.delayFrames() }
-      ring.release(upTo: writtenEnd - lastDelay * channels)
-      if gone != 0 { deviceLost.store(gone, ordering: .releasing) }
-      decodeWake.signal()
+      writtenEnd = ring.readPosition - block.count
+      if gone != 0 {
+        // A vanished device cannot say what it held; take what it held after the last write,
+        // so that resuming repeats a little rather than skips.
+        ring.release(upTo: writtenEnd - lastDelay * channels)
+        deviceLost.store(gone, ordering: .releasing)
+        decodeWake.signal()
+        continue
+      }
+      // Interrupted with samples left (a pause, a new gain), the top of the loop takes the ring
+      // back to the frame being heard, so none is lost.
+      releaseHeard(out, channels: channels)
+      // The decode thread is woken when there is half a ring to fill (it then fills it in one
+      // go) or a new track starts being heard, not after every write: fewer wakeups.
+      let announce = announceAt.load(ordering: .acquiring)
+      if ring.writableCount >= ring.capacity / 2
+        || (announce >= 0 && ring.releasedPosition >= announce)
+      {
+        decodeWake.signal()
+      }
     }
   }
 
@@ -527,17 +596,23 @@ public final class AudioEngine: @unchecked Sendable {
 
   private enum Outcome { case done, failed, quit }
 
-  /// Decode thread: publishes the decoder's track, and says when the track heard changes.
+  /// Decode thread: publishes the decoder's track, says when the track heard changes, and
+  /// tells the render thread where the next one to announce starts.
   private func syncTracks(_ d: DecodeState) {
     let played = ring.releasedPosition
     let heard: QueuedTrack? = shared.withLock { s in
       if s.decoding != d.track { s.decoding = d.track }
+      var news: QueuedTrack?
       // A track starting is news (repeat one plays one track again); a seek within it is not.
-      guard let h = s.segments.last(where: { $0.ringStart <= played }) ?? s.segments.first,
+      if let h = s.segments.last(where: { $0.ringStart <= played }) ?? s.segments.first,
         h.ringStart != s.announced, !h.isSeekWithin
-      else { return nil }
-      s.announced = h.ringStart
-      return h.track
+      {
+        s.announced = h.ringStart
+        news = h.track
+      }
+      let next = s.segments.first { $0.ringStart > played && !$0.isSeekWithin }
+      announceAt.store(next?.ringStart ?? -1, ordering: .releasing)
+      return news
     }
     if let heard { eventContinuation.yield(.nowHearing(heard)) }
   }

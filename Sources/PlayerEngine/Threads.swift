@@ -37,6 +37,41 @@ final class Semaphore: @unchecked Sendable {
   }
 }
 
+/// A pipe that wakes a thread blocked in `poll`: `wake` from any thread (one write(2), no
+/// allocation, no lock), `drain` on the woken thread. Both ends non-blocking.
+final class WakePipe: @unchecked Sendable {
+  let readFD: Int32
+  private let writeFD: Int32
+
+  init() {
+    var ends: [Int32] = [-1, -1]
+    if pipe(&ends) == 0 {
+      for end in ends {
+        _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+        _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+      }
+    }
+    readFD = ends[0]
+    writeFD = ends[1]
+  }
+
+  deinit {
+    close(readFD)
+    close(writeFD)
+  }
+
+  func wake() {
+    var byte: UInt8 = 1
+    _ = write(writeFD, &byte, 1)  // a full pipe already means "awake"
+  }
+
+  /// Reads what is there; no allocation.
+  func drain() {
+    var bytes: (UInt64, UInt64) = (0, 0)
+    while withUnsafeMutableBytes(of: &bytes, { read(readFD, $0.baseAddress, $0.count) }) > 0 {}
+  }
+}
+
 private final class ThreadMain {
   let body: () -> Void
   init(_ body: @escaping () -> Void) { self.body = body }

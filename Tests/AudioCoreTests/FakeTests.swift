@@ -11,7 +11,7 @@ import Testing
     let samples = (first..<(first + frames)).flatMap { f in
       (0..<2).map { ToneDecoder.counterValue(frame: f, channel: $0) }
     }
-    return samples.withUnsafeBufferPointer { output.write($0) }
+    return samples.withUnsafeBufferPointer { output.write($0, wakingOn: -1) }
   }
 
   @Test func fakeOutputRecordsEveryFrameInOrder() {
