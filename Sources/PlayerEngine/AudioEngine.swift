@@ -787,6 +787,9 @@ public final class AudioEngine: @unchecked Sendable {
         s.segments.removeFirst(lastHeard)
       }
       s.segments.append(segment)
+      // At once, with the segment: a snapshot taken as soon as a load returns must not see
+      // the segment without the decoder's track (which would read as the end of the queue).
+      s.decoding = track
     }
   }
 

@@ -97,3 +97,19 @@ final class JoinableThread {
 
   func join() { pthread_join(thread, nil) }
 }
+
+/// Runs `body` on a detached POSIX thread of its own: blocking work (opening a mixer) that must
+/// not hold up the caller.
+func startThread(_ body: @escaping @Sendable () -> Void) {
+  var thread = pthread_t()
+  let box = Unmanaged.passRetained(ThreadMain(body)).toOpaque()
+  let rc = pthread_create(
+    &thread, nil,
+    { arg in
+      guard let arg else { return nil }
+      Unmanaged<ThreadMain>.fromOpaque(arg).takeRetainedValue().body()
+      return nil
+    }, box)
+  precondition(rc == 0, "pthread_create failed: \(rc)")
+  pthread_detach(thread)
+}

@@ -76,6 +76,9 @@ public final class Player: @unchecked Sendable {
     case session(SessionEvent)
     case welcome(route: Route, silentMode: Bool)
     case engine(EngineEvent)
+    /// The system volume of `device`, found off the player's task (opening a mixer can take as
+    /// long as connecting to a sound server: not on the way to the first sample).
+    case volume(VolumeBox, device: String)
     case tick
     case quit
   }
@@ -118,8 +121,17 @@ public final class Player: @unchecked Sendable {
     engine = AudioEngine(configuration: configuration.engine) { track in
       queue.withLock { $0.track(after: track.id, automatic: true) }
     }
-    volume = configuration.makeVolume(configuration.engine.deviceName)
     (inputs, continuation) = AsyncStream.makeStream()
+    findVolume(of: configuration.engine.deviceName)
+  }
+
+  /// Opens `device`'s mixer on a thread of its own; the player takes it when it comes.
+  private func findVolume(of device: String) {
+    let make = configuration.makeVolume
+    let c = continuation
+    startThread {
+      c.yield(.volume(VolumeBox(make(device)), device: device))
+    }
   }
 
   // MARK: Talking to it (any thread)
@@ -193,6 +205,8 @@ public final class Player: @unchecked Sendable {
         route = r
         silentMode = silent
       case .engine(let event): await handle(event)
+      case .volume(let box, let device):
+        if device == engine.snapshot().deviceName { volume = box.volume }
       case .tick: break
       case .quit:
         await shutDown()
@@ -373,7 +387,8 @@ public final class Player: @unchecked Sendable {
     case .selectDevice(let name):
       switch engine.setDevice(name) {
       case .success:
-        volume = configuration.makeVolume(name)
+        volume = nil
+        findVolume(of: name)
         say("playing on '\(name)'")
       case .failure(let error):
         say(
@@ -653,4 +668,10 @@ final class Locked<Value: Sendable>: Sendable {
   private let mutex: Mutex<Value>
   init(_ value: Value) { mutex = Mutex(value) }
   func withLock<R>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
+}
+
+/// A mixer on its way to the player's task (its C handle is used there only).
+final class VolumeBox: @unchecked Sendable {
+  let volume: (any SystemVolume)?
+  init(_ volume: (any SystemVolume)?) { self.volume = volume }
 }

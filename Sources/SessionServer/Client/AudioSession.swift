@@ -413,7 +413,8 @@ private struct Connection {
   {
     let deadline = monotonicNanoseconds() + nanoseconds(configuration.connectTimeout)
     var lastSpawn: UInt64? = nil
-    var pause: UInt32 = 5_000
+    // A server just started answers a few milliseconds later: look often at first.
+    var pause: UInt32 = 1_000
     while true {
       do {
         let fd = try UnixSocket.connect(to: paths.socket)
