@@ -10,9 +10,15 @@ mkdir -p "$media"
 sox -n -r 44100 -c 2 "$media/sweep.wav" synth 20 sine 100:4100 vol 0.5
 
 # --- Pause is instant, resume continues from the last frame heard.
+# No session server runs yet: the player starts one and plays without waiting for it (with no
+# server there is no other session), then registers with it once it answers.
+[ -z "$(server_pid)" ] || fail "a session server was already running"
 start player hark play --no-ui --device pulse "$media/sweep.wav"
 expect_log player "playing 'sweep' (1/1)"
 wait_for 10 "two seconds played" position_at_least 2
+[ "$(session_field hark active)" = true ] && [ "$(session_field hark nowPlaying)" = true ] \
+  || fail "the player did not register with the server it started (active $(session_field hark active))"
+pass "a player that started the session server played at once and registered with it"
 # The position hark reports is what has been heard (from the device's delay), not what was
 # decoded: compare it with the sweep's frequency in the last 100 ms of the recording.
 t=$(now)

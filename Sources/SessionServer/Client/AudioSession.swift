@@ -71,6 +71,13 @@ public final class AudioSession: Sendable {
     public var serverExecutable: String?
     /// How long to wait for a server to answer, including starting one.
     public var connectTimeout: Duration = .seconds(5)
+    /// When no server runs and one has to be started, return at once and connect while it
+    /// starts. With no server there is no other session, so until it answers the session's
+    /// requests are granted on the spot (category, activation, publishing: what a player needs
+    /// to start playing) and told to the server when it does; the app then gets
+    /// `.mediaServicesWereReset`, with the server's welcome. For players, whose first sound
+    /// should not wait for a server's start-up; never for control commands.
+    public var startWithoutWaiting = false
 
     public init(
       name: String, paths: SessionPaths? = nil, autospawn: Bool? = nil,
@@ -99,6 +106,8 @@ public final class AudioSession: Sendable {
     var waiting: [RequestID: Completion] = [:]
     var registration = Registration()
     var closed = false
+    /// No connection yet: a server is being started for this session (`startWithoutWaiting`).
+    var starting = false
   }
 
   private let configuration: Configuration
@@ -120,6 +129,20 @@ public final class AudioSession: Sendable {
     (commands, commandContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
   }
 
+  /// A session whose server is starting: nothing connected yet.
+  private init(startingWith configuration: Configuration, paths: SessionPaths) {
+    self.configuration = configuration
+    self.paths = paths
+    let placeholder = Welcome(
+      version: protocolVersion, session: SessionID(0), serverPid: 0, silent: false,
+      route: .speakers)
+    var s = State(fd: -1, welcome: placeholder)
+    s.starting = true
+    self.state = Mutex(s)
+    (events, eventContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+    (commands, commandContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+  }
+
   /// Connects to the session server, starting it if none answers.
   public static func connect(_ configuration: Configuration) async throws(SessionClientError)
     -> AudioSession
@@ -130,18 +153,40 @@ public final class AudioSession: Sendable {
     } else {
       do { paths = try SessionPaths.fromEnvironment() } catch { throw .paths(error) }
     }
-    let result = await withCheckedContinuation { continuation in
-      startDetachedThread {
-        continuation.resume(
-          returning: Result { () throws(SessionClientError) in
-            try Connection.open(configuration, paths: paths)
-          })
+    let result = await onThread { () throws(SessionClientError) -> Connection? in
+      if configuration.startWithoutWaiting && configuration.autospawn {
+        if let running = try Connection.existing(configuration, paths: paths) { return running }
+        try Connection.spawnServer(configuration, paths: paths)
+        return nil
       }
+      return try Connection.open(configuration, paths: paths)
     }
-    let connection = try result.get()
+    guard let connection = try result.get() else {
+      // A server is starting: the session connects to it in the background.
+      let session = AudioSession(startingWith: configuration, paths: paths)
+      startDetachedThread { [session] in
+        var framer = LineFramer(limit: maximumServerMessageBytes)
+        if session.reconnect(&framer) {
+          session.readLoop(framer)
+        } else {
+          session.eventContinuation.finish()
+          session.commandContinuation.finish()
+        }
+      }
+      return session
+    }
     let session = AudioSession(configuration: configuration, paths: paths, connection: connection)
     session.startReader(connection.framer)
     return session
+  }
+
+  /// Runs a blocking body on a thread of its own (connecting must not hold a cooperative one).
+  private static func onThread<T: Sendable>(
+    _ body: @escaping @Sendable () throws(SessionClientError) -> T
+  ) async -> Result<T, SessionClientError> {
+    await withCheckedContinuation { continuation in
+      startDetachedThread { continuation.resume(returning: Result(catching: body)) }
+    }
   }
 
   /// What the server said when this session (re)connected.
@@ -251,8 +296,29 @@ public final class AudioSession: Sendable {
   /// Sends a request; `completion` runs on the reader thread with the reply, or at once with
   /// the error when nothing could be sent.
   private func send(_ request: ClientRequest, completion: @escaping Completion) {
+    var granted: ReplyPayload?
     let failure: SessionClientError? = state.withLock { s in
       if s.closed { return .closed }
+      if s.fd < 0 && s.starting {
+        // No server yet, so no other session: grant what a player needs to start, and tell
+        // the server once it answers (reconnect re-registers).
+        switch request {
+        case .setCategory(let c, let m, let o):
+          s.registration.category = (c, m, o)
+          granted = ReplyPayload.none
+        case .setActive(let active, _):
+          s.registration.active = active
+          granted = ReplyPayload.none
+        case .publish(let playback, let commands):
+          s.registration.published = (playback, commands)
+          granted = ReplyPayload.none
+        case .otherAudioPlaying:
+          granted = .otherAudioPlaying(false)
+        case .status, .setSilent, .route, .command, .stopServer, .outputLost:
+          return .disconnected
+        }
+        return nil
+      }
       if s.fd < 0 { return .disconnected }
       let id = s.nextRequest
       s.nextRequest += 1
@@ -268,6 +334,7 @@ public final class AudioSession: Sendable {
       return nil
     }
     if let failure { completion(.failure(failure)) }
+    if let granted { completion(.success(granted)) }
   }
 
   fileprivate func sendUnrequested(_ message: ClientMessage) {
@@ -371,6 +438,7 @@ public final class AudioSession: Sendable {
           if s.closed { return nil }
           s.fd = connection.fd
           s.welcome = connection.welcome
+          s.starting = false
           return s.registration
         }
         guard let registration else {
@@ -447,7 +515,27 @@ private struct Connection {
     }
   }
 
-  private static func spawnServer(_ configuration: AudioSession.Configuration, paths: SessionPaths)
+  /// One try to reach a running server, starting none: nil when no server answers.
+  static func existing(_ configuration: AudioSession.Configuration, paths: SessionPaths)
+    throws(SessionClientError) -> Connection?
+  {
+    let deadline = monotonicNanoseconds() + nanoseconds(configuration.connectTimeout)
+    do {
+      let fd = try UnixSocket.connect(to: paths.socket)
+      return try handshake(fd, name: configuration.name, deadline: deadline)
+    } catch let e as SystemError {
+      guard e.code == ENOENT || e.code == ECONNREFUSED else {
+        throw .noServer(socket: paths.socket, reason: e.reason)
+      }
+      return nil
+    } catch let e as SessionClientError {
+      throw e
+    } catch {
+      throw .protocolError("\(error)")
+    }
+  }
+
+  static func spawnServer(_ configuration: AudioSession.Configuration, paths: SessionPaths)
     throws(SessionClientError)
   {
     do { try paths.prepareDirectory() } catch { throw .paths(error) }

@@ -129,7 +129,10 @@ struct Ctl: AsyncParsableCommand {
 /// means (STYLE.md §5: say it, and play on).
 /// `quietly`: the terminal interface says it on its status line, not on stderr.
 func connectOrPlayAlone(quietly: Bool = false) async -> AudioSession? {
-  do { return try await AudioSession.connect(.init(name: "hark")) } catch {
+  var configuration = AudioSession.Configuration(name: "hark")
+  // The first sound does not wait for a session server's start-up (see startWithoutWaiting).
+  configuration.startWithoutWaiting = true
+  do { return try await AudioSession.connect(configuration) } catch {
     if quietly {
       HarkLog.write("no session server: \(error)")
     } else {
