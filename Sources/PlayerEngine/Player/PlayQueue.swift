@@ -32,6 +32,13 @@ public struct PlayQueue: Sendable, Hashable {
   public var repeatMode: RepeatMode = .off
   /// Entry ids in the order they play: `entries` order, or the shuffled one.
   private var order: [Int] = []
+  /// Lookups kept with every edit, so that asking what comes next (the decode thread does, for
+  /// gapless playback) or taking a snapshot costs the same with 10 entries or 10,000.
+  private var byID: [Int: QueuedTrack] = [:]
+  private var userPosition: [Int: Int] = [:]
+  private var playPosition: [Int: Int] = [:]
+  /// The entries in the order they will play.
+  public private(set) var playOrder: [QueuedTrack] = []
   private var nextID = 0
   private var random: SplitMix64
 
@@ -44,17 +51,25 @@ public struct PlayQueue: Sendable, Hashable {
   public var current: QueuedTrack? { currentID.flatMap(entry) }
 
   /// The entry with this id.
-  public func entry(_ id: Int) -> QueuedTrack? { entries.first { $0.id == id } }
+  public func entry(_ id: Int) -> QueuedTrack? { byID[id] }
 
   /// Where the entry is in the user's order.
-  public func index(of id: Int) -> Int? { entries.firstIndex { $0.id == id } }
+  public func index(of id: Int) -> Int? { userPosition[id] }
+
+  /// Rebuilds the lookups; every edit ends with it.
+  private mutating func reindex() {
+    byID = Dictionary(uniqueKeysWithValues: entries.map { ($0.id, $0) })
+    userPosition = Dictionary(uniqueKeysWithValues: entries.enumerated().map { ($1.id, $0) })
+    playPosition = Dictionary(uniqueKeysWithValues: order.enumerated().map { ($1, $0) })
+    playOrder = order.compactMap { byID[$0] }
+  }
 
   // MARK: Moving through it
 
   /// What plays after `id`. `automatic` is the end of a track (repeat one plays it again);
   /// otherwise the user asked for the next track. nil at the end without repeat all.
   public func track(after id: Int, automatic: Bool) -> QueuedTrack? {
-    guard let at = order.firstIndex(of: id) else { return nil }
+    guard let at = playPosition[id] else { return nil }
     if automatic && repeatMode == .one { return entry(id) }
     if at + 1 < order.count { return entry(order[at + 1]) }
     return repeatMode == .all ? order.first.flatMap(entry) : nil
@@ -62,7 +77,7 @@ public struct PlayQueue: Sendable, Hashable {
 
   /// What plays before `id`: nil at the start without repeat all.
   public func track(before id: Int) -> QueuedTrack? {
-    guard let at = order.firstIndex(of: id) else { return nil }
+    guard let at = playPosition[id] else { return nil }
     if at > 0 { return entry(order[at - 1]) }
     return repeatMode == .all && order.count > 1 ? order.last.flatMap(entry) : nil
   }
@@ -95,14 +110,17 @@ public struct PlayQueue: Sendable, Hashable {
     entries.insert(contentsOf: added, at: at)
     if shuffle {
       // New entries go at random places among those not yet played.
-      let playedUpTo = currentID.flatMap { order.firstIndex(of: $0) } ?? -1
+      let playedUpTo = currentID.flatMap { playPosition[$0] } ?? -1
+      var shuffled = order
       for t in added {
-        let slot = playedUpTo + 1 + Int(random.next() % UInt64(order.count - playedUpTo))
-        order.insert(t.id, at: slot)
+        let slot = playedUpTo + 1 + Int(random.next() % UInt64(shuffled.count - playedUpTo))
+        shuffled.insert(t.id, at: slot)
       }
+      order = shuffled
     } else {
       order = entries.map(\.id)
     }
+    reindex()
     return added
   }
 
@@ -114,6 +132,7 @@ public struct PlayQueue: Sendable, Hashable {
     entries.remove(at: at)
     order.removeAll { $0 == id }
     if currentID == id { currentID = nil }
+    reindex()
     return true
   }
 
@@ -123,12 +142,14 @@ public struct PlayQueue: Sendable, Hashable {
     let t = entries.remove(at: at)
     entries.insert(t, at: max(0, min(index, entries.count)))
     if !shuffle { order = entries.map(\.id) }
+    reindex()
   }
 
   /// Empties the queue.
   public mutating func clear() {
     entries = []
     order = []
+    reindex()
     currentID = nil
   }
 
@@ -137,6 +158,7 @@ public struct PlayQueue: Sendable, Hashable {
     shuffle = on
     guard on else {
       order = entries.map(\.id)
+      reindex()
       return
     }
     var ids = entries.map(\.id)
@@ -152,10 +174,9 @@ public struct PlayQueue: Sendable, Hashable {
       ids.insert(c, at: 0)
     }
     order = ids
+    reindex()
   }
 
-  /// The entries in the order they will play.
-  public var playOrder: [QueuedTrack] { order.compactMap(entry) }
 }
 
 /// A small, fast, seedable random generator (Steele, Lea and Flood's SplitMix64).
