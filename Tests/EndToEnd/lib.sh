@@ -37,13 +37,18 @@ cleanup() {
   for ((i = ${#E2E_PIDS[@]} - 1; i >= 0; i--)); do kill "${E2E_PIDS[i]}" 2>/dev/null || true; done
   local spid; spid=$(server_pid || true)
   [ -n "$spid" ] && kill "$spid" 2>/dev/null || true
+  # Let them finish (a server logs its last lines as it goes), so that the folder can go.
+  local pid n
+  for pid in "${E2E_PIDS[@]}" $spid; do
+    for ((n = 0; n < 40; n++)); do alive "$pid" || break; sleep 0.05; done
+  done
   if [ $status -ne 0 ]; then
     echo "--- $E2E_NAME failed; logs:"
     for f in "$E2E_DIR"/*.log "$XDG_STATE_HOME"/hark/*.log; do
       [ -f "$f" ] && { echo "--- $f"; cat "$f"; }
     done
   fi
-  rm -rf "$E2E_DIR"
+  rm -rf "$E2E_DIR" 2>/dev/null || { sleep 0.3; rm -rf "$E2E_DIR"; } || true
   exit $status
 }
 trap cleanup EXIT
