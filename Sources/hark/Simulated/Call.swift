@@ -30,8 +30,9 @@ struct Call: AsyncParsableCommand {
       "incoming call, ringing for \(ring)"
         + (app.silentMode ? " (silently: silent mode is on)" : ""))
     await app.publish(.playing, title: "Incoming call")
-    app.play(sound: "phone-incoming-call", loop: true)
+    // Muted before it starts, or its first moments would be heard.
     app.sound?.setMuted(app.silentMode)
+    app.play(sound: "phone-incoming-call", loop: true)
     let answered = await wait(app, for: ring, ringing: true)
     app.sound?.stop()
     if answered {

@@ -279,14 +279,14 @@ extension Simulate {
       let title = "Game soundtrack"
       app.say("playing for \(seconds)" + (app.silentMode ? " (muted: silent mode is on)" : ""))
       await app.publish(.playing, title: title)
+      // soloAmbient and ambient are silenced by silent mode (G2): muted before it starts.
+      app.sound?.setMuted(app.silentMode)
       if let music = Assets.music {
         let files = QueueLoader.load([music]).files
         if let track = files.first(where: { $0.hasSuffix(".wav") }) ?? files.first {
           app.sound?.play(track, loop: true)
         }
       }
-      // soloAmbient and ambient are silenced by silent mode (G2).
-      app.sound?.setMuted(app.silentMode)
       let deadline = ContinuousClock.Instant.after(seconds)
       loop: while let input = await app.next(until: deadline) {
         switch input {
