@@ -57,13 +57,18 @@ def record(source, out):
                 t0 = estimate
             if now - last_saved > 0.2:
                 f.flush()
-                with open(out + ".t0", "w") as t:
-                    t.write(f"{t0:.6f}\n")
+                save_t0(out, t0)
                 last_saved = now
     parec.terminate()
     parec.wait()
-    with open(out + ".t0", "w") as t:
-        t.write(f"{t0 or 0:.6f}\n")
+    save_t0(out, t0 or 0)
+
+
+def save_t0(out, t0):
+    """Replaces OUT.t0 in one step, so a reader never sees it empty or half written."""
+    with open(out + ".t0.new", "w") as t:
+        t.write(f"{t0:.6f}\n")
+    os.replace(out + ".t0.new", out + ".t0")
 
 
 def load(out, t1, t2):
