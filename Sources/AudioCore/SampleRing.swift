@@ -49,6 +49,23 @@ public final class SampleRing: @unchecked Sendable {
     return n
   }
 
+  /// The free slots from the write position up to the end of the storage (or to what the reader
+  /// still holds), in one piece: a decoder fills them in place, then `commitWrite` publishes
+  /// what it put there. Saves the copy `write` makes.
+  public func writableRegion() -> UnsafeMutableBufferPointer<Float> {
+    let w = written.load(ordering: .relaxed)
+    let free = capacity - (w &- released.load(ordering: .acquiring))
+    let start = w & mask
+    let end = start + min(free, capacity - start)
+    return UnsafeMutableBufferPointer(rebasing: slots[start..<end])
+  }
+
+  /// Publishes `count` samples written into `writableRegion()`.
+  public func commitWrite(_ count: Int) {
+    precondition(count >= 0 && count <= writableCount, "committed more than was free")
+    written.store(written.load(ordering: .relaxed) &+ count, ordering: .releasing)
+  }
+
   // MARK: Reader (render thread)
 
   /// Samples the reader may take now.
@@ -73,6 +90,20 @@ public final class SampleRing: @unchecked Sendable {
     if n > first { (dst + first).update(from: base, count: n - first) }
     consumed.store(r &+ n, ordering: .releasing)
     return n
+  }
+
+  /// Takes up to `limit` samples in place: the readable ones from the read position up to the
+  /// end of the storage, in one piece, a whole number of `unit`s (frames). They stay valid until
+  /// released (the writer never reuses slots the reader has not released), so they can go
+  /// straight to the device. Empty when not even one unit lies before the end of the storage:
+  /// then `read` (which copies across the wrap) takes it.
+  public func take(upTo limit: Int, unit: Int = 1) -> UnsafeBufferPointer<Float> {
+    let r = consumed.load(ordering: .relaxed)
+    let start = r & mask
+    let n = min(limit, written.load(ordering: .acquiring) &- r, capacity - start) / unit * unit
+    guard n > 0 else { return UnsafeBufferPointer(start: slots.baseAddress, count: 0) }
+    consumed.store(r &+ n, ordering: .releasing)
+    return UnsafeBufferPointer(rebasing: slots[start..<(start + n)])
   }
 
   /// Marks the samples before `position` as heard, so the writer may reuse their slots.

@@ -156,6 +156,10 @@ public final class AudioEngine: @unchecked Sendable {
   private let deviceLost = Atomic<Int32>(0)  // the error code, once lost
   private let reachedEnd = Atomic<Bool>(false)
   private let reachedBoundary = Atomic<Bool>(false)
+  /// The render thread waits for samples with the device empty (starting, resuming): the decode
+  /// thread wakes it with the first chunk. Otherwise it is woken once a good part of the ring
+  /// is there, not for every chunk: an unpaced device would otherwise ping-pong the threads.
+  private let renderNeedsAny = Atomic<Bool>(false)
 
   private let renderWake = Semaphore()
   private let decodeWake = Semaphore()
@@ -391,6 +395,7 @@ public final class AudioEngine: @unchecked Sendable {
     var appliedTarget: Float = 1
     var lastDelay = 0  // frames the device held after the last write: not yet heard
     var writtenEnd = 0  // ring position after the last sample the device took
+    var deviceEmpty = true  // nothing written since starting, resuming or taking back
     let chunkFrames = configuration.chunkFrames
 
     /// What has been heard by now: what the device took less what it still holds.
@@ -427,6 +432,7 @@ public final class AudioEngine: @unchecked Sendable {
         gain.ramp(to: appliedTarget, over: out.format.frames(in: seconds(configuration.fadeIn)))
         lastDelay = 0
         writtenEnd = ring.readPosition
+        deviceEmpty = true
         renderIsPlaying.store(true, ordering: .releasing)
       }
       let target = Float(bitPattern: targetGainBits.load(ordering: .acquiring))
@@ -440,6 +446,7 @@ public final class AudioEngine: @unchecked Sendable {
         _ = ring.rewindToReleased()
         writtenEnd = ring.readPosition
         lastDelay = 0
+        deviceEmpty = true
         gain = GainRamp(appliedTarget)
         appliedTarget = target
         gain.ramp(to: target, over: out.format.frames(in: seconds(configuration.duckRamp)))
@@ -459,7 +466,20 @@ public final class AudioEngine: @unchecked Sendable {
         while !reachedBoundaryConsumed() { renderWake.wait() }
         continue
       }
-      let n = ring.read(into: UnsafeMutableBufferPointer(rebasing: scratch[0..<limit]))
+      // At unity gain the samples go to the device straight from the ring (they stay there
+      // until heard); a gain is applied to a copy, since the ring may be read again (a pause,
+      // a duck) at another gain.
+      var block = UnsafeBufferPointer<Float>(start: nil, count: 0)
+      if gain.isSettled && gain.current == 1 {
+        block = ring.take(upTo: limit, unit: channels)
+      }
+      if block.isEmpty {
+        let copy = UnsafeMutableBufferPointer(rebasing: scratch[0..<limit])
+        let n = ring.read(into: copy)
+        gain.apply(to: UnsafeMutableBufferPointer(rebasing: copy[0..<n]), channels: channels)
+        block = UnsafeBufferPointer(rebasing: copy[0..<n])
+      }
+      let n = block.count
       if n == 0 {
         let end = inputEnd.load(ordering: .acquiring)
         if end >= 0 && readPosition >= end {
@@ -471,14 +491,16 @@ public final class AudioEngine: @unchecked Sendable {
           decodeWake.signal()
           continue
         }
-        renderWake.wait(microseconds: 5_000)  // starved: the decoder is behind
+        // Starved: the decoder is behind (or an unpaced device is ahead of it).
+        renderNeedsAny.store(deviceEmpty, ordering: .sequentiallyConsistent)
+        if ring.readableCount == 0 { renderWake.wait(microseconds: 5_000) }
+        renderNeedsAny.store(false, ordering: .relaxed)
         continue
       }
-      var block = UnsafeMutableBufferPointer(rebasing: scratch[0..<n])
-      gain.apply(to: block, channels: channels)
+      deviceEmpty = false
       var gone: Int32 = 0
       write: while block.count > 0 && gone == 0 {
-        switch out.write(UnsafeBufferPointer(block), wakingOn: wakePipe.readFD) {
+        switch out.write(block, wakingOn: wakePipe.readFD) {
         case .written(0):
           // Woken while waiting for room: a pause, a quit or a new gain is handled at the top
           // (what was not written is read again from the ring); anything else goes on.
@@ -489,7 +511,7 @@ public final class AudioEngine: @unchecked Sendable {
             break write
           }
         case .written(let frames):
-          block = UnsafeMutableBufferPointer(rebasing: block[(frames * channels)...])
+          block = UnsafeBufferPointer(rebasing: block[(frames * channels)...])
         case .recovered:
           continue
         case .deviceGone(let code):
@@ -567,21 +589,39 @@ public final class AudioEngine: @unchecked Sendable {
         let channels = decoder.format.channels
         let want = configuration.chunkFrames * 4 * channels
         if ring.writableCount >= want {
-          if d.buffer.count < want { d.buffer = [Float](repeating: 0, count: want) }
           var frames = 0
           var failure: DecodeError?
-          d.buffer.withUnsafeMutableBufferPointer { buf in
-            do throws(DecodeError) {
-              frames = try decoder.read(into: UnsafeMutableBufferPointer(rebasing: buf[0..<want]))
-            } catch {
-              failure = error
+          // Straight into the ring where a good part of a chunk fits before the end of its
+          // storage (almost always); through a buffer where it would wrap.
+          let region = ring.writableRegion()
+          let fit = min(want, region.count / channels * channels)
+          let inPlace = fit >= configuration.chunkFrames * channels
+          do throws(DecodeError) {
+            if inPlace {
+              frames = try decoder.read(into: UnsafeMutableBufferPointer(rebasing: region[0..<fit]))
+            } else {
+              if d.buffer.count < want { d.buffer = [Float](repeating: 0, count: want) }
+              frames = try d.buffer.withUnsafeMutableBufferPointer { buf throws(DecodeError) in
+                try decoder.read(into: UnsafeMutableBufferPointer(rebasing: buf[0..<want]))
+              }
             }
+          } catch {
+            failure = error
           }
           if frames > 0 {
-            d.buffer.withUnsafeBufferPointer { buf in
-              _ = ring.write(UnsafeBufferPointer(rebasing: buf[0..<(frames * channels)]))
+            if inPlace {
+              ring.commitWrite(frames * channels)
+            } else {
+              d.buffer.withUnsafeBufferPointer { buf in
+                _ = ring.write(UnsafeBufferPointer(rebasing: buf[0..<(frames * channels)]))
+              }
             }
-            renderWake.signal()
+            // The render thread, starved, waits for a good part of the ring, not every chunk.
+            if ring.readableCount >= ring.capacity / 4 || ring.writableCount < want
+              || renderNeedsAny.load(ordering: .acquiring)
+            {
+              renderWake.signal()
+            }
           }
           if let failure, let track = d.track {
             eventContinuation.yield(.trackFailed(track, failure))

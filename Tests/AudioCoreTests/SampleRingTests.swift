@@ -113,6 +113,41 @@ import Testing
     #expect(ring.readableCount == 0)
   }
 
+  @Test func inPlaceWritesStopAtTheEndOfTheStorageAndAtWhatTheReaderHolds() {
+    let ring = SampleRing(capacity: 8)
+    let region = ring.writableRegion()
+    #expect(region.count == 8)
+    for i in 0..<6 { region[i] = Float(i) }
+    ring.commitWrite(6)
+    #expect(ring.readableCount == 6)
+    #expect(read(ring, 4) == samples(0..<4))
+    // Slots 0...3 are read but not heard: the region is slots 6 and 7 only, not the wrap.
+    #expect(ring.writableRegion().count == 2)
+    ring.release(upTo: 4)
+    let tail = ring.writableRegion()
+    #expect(tail.count == 2)
+    tail[0] = 6
+    tail[1] = 7
+    ring.commitWrite(2)
+    // After the wrap: slots 0...3, now released.
+    #expect(ring.writableRegion().count == 4)
+    #expect(read(ring, 100) == samples(4..<8))
+  }
+
+  @Test func takeHandsOutSamplesInPlaceUpToTheWrap() {
+    let ring = SampleRing(capacity: 8)
+    write(ring, samples(0..<6))
+    #expect(Array(ring.take(upTo: 4)) == samples(0..<4))
+    ring.release(upTo: 4)
+    write(ring, samples(6..<10))  // slots 6, 7, 0, 1
+    #expect(Array(ring.take(upTo: 100)) == samples(4..<8))  // stops at the end of the storage
+    #expect(Array(ring.take(upTo: 100)) == samples(8..<10))
+    #expect(ring.take(upTo: 100).isEmpty)
+    // Taken samples can be taken again after a rewind, as read ones can.
+    #expect(ring.rewindToReleased() == 6)
+    #expect(Array(ring.take(upTo: 3)) == samples(4..<7))
+  }
+
   @Test func capacityMustBeAPowerOfTwo() async {
     await #expect(processExitsWith: .failure) {
       _ = SampleRing(capacity: 6)
@@ -181,6 +216,49 @@ import Testing
     #expect(result.mismatches == 0, "first bad sample at \(result.firstMismatch)")
     #expect(result.finalPosition == total)
     #expect(ring.readableCount == 0)
+  }
+
+  /// The same, with the decoder filling the ring in place and the reader taking samples in
+  /// place, as the engine does on its fast path.
+  @Test func inPlaceWritesAndTakesCrossBetweenThreadsIntact() async throws {
+    let total = 4_000_000
+    let ring = SampleRing(capacity: 4096)
+    let result = StressResult()
+    let writer = TestThread {
+      var next = 0
+      var size = LCG(seed: 5)
+      while next < total {
+        let region = ring.writableRegion()
+        let n = min(size.next(upTo: 700) + 1, total - next, region.count)
+        if n == 0 {
+          sched_yield()
+          continue
+        }
+        for i in 0..<n { region[i] = Float((next + i) & 0xFF_FFFF) }
+        ring.commitWrite(n)
+        next += n
+      }
+    }
+    let reader = TestThread {
+      var size = LCG(seed: 6)
+      var position = 0
+      while position < total {
+        let block = ring.take(upTo: size.next(upTo: 900) + 1)
+        if block.isEmpty {
+          sched_yield()
+          continue
+        }
+        for i in 0..<block.count where block[i] != Float((position + i) & 0xFF_FFFF) {
+          result.mismatch(at: position + i)
+        }
+        position += block.count
+        ring.release(upTo: ring.readPosition)
+      }
+      result.finish(at: position)
+    }
+    try await finish(writer, reader)
+    #expect(result.mismatches == 0, "first bad sample at \(result.firstMismatch)")
+    #expect(result.finalPosition == total)
   }
 
   /// The reader as the render thread uses it: it releases only what the device has played (a
