@@ -3,6 +3,26 @@ public enum RemoteCommandKind: String, Sendable, Hashable, Codable, CaseIterable
   case play, pause, togglePlayPause, stop, nextTrack, previousTrack
   case seekForward, seekBackward, skipForward, skipBackward, changePlaybackPosition
   case volumeUp, volumeDown, mute
+
+  /// The command in plain words, for messages ("next track", "volume up").
+  public var words: String {
+    switch self {
+    case .play: "play"
+    case .pause: "pause"
+    case .togglePlayPause: "play/pause"
+    case .stop: "stop"
+    case .nextTrack: "next track"
+    case .previousTrack: "previous track"
+    case .seekForward, .seekBackward, .skipForward, .skipBackward: "seek"
+    case .changePlaybackPosition: "set the position"
+    case .volumeUp: "volume up"
+    case .volumeDown: "volume down"
+    case .mute: "mute"
+    }
+  }
+
+  /// Whether the command changes the system volume (G3).
+  public var isVolume: Bool { self == .volumeUp || self == .volumeDown || self == .mute }
 }
 
 /// One remote command with its argument, where it has one.

@@ -211,10 +211,17 @@ import Testing
     let control = try await server.client("hark ctl")
     let refusal = await serverError { _ = try await control.send(.nextTrack) }
     #expect(refusal?.code == "commandDisabled")
+    #expect(refusal?.message == "'music' does not take 'next track' right now")
     app.close()
     #expect(await received.value == nil, "the app never saw the disabled command")
     control.close()
     try await server.stop()
+  }
+
+  @Test func G3_G19_aVolumeCommandOnAnOutputWithoutAVolumeControlSaysSo() {
+    let refusal = SessionServer.refusal(
+      .volumeUp, by: "hark", playing: PlaybackInfo(state: .playing, output: "null", volume: nil))
+    #expect(refusal == "'hark' cannot change the volume: its output 'null' has no volume control")
   }
 
   /// G16: the server goes away and another takes its place; the client re-registers its

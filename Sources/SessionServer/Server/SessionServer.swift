@@ -413,6 +413,15 @@ public final class SessionServer {
     deliver(outcome.notifications)
   }
 
+  /// Why a disabled command was refused, in plain words (G19), naming the output when it is
+  /// a volume command on an output with no volume control (G3).
+  static func refusal(_ kind: RemoteCommandKind, by app: String, playing: PlaybackInfo?) -> String {
+    if kind.isVolume, let playing, playing.volume == nil, let output = playing.output {
+      return "'\(app)' cannot change the volume: its output '\(output)' has no volume control"
+    }
+    return "'\(app)' does not take '\(kind.words)' right now"
+  }
+
   private func forward(_ command: RemoteCommand, id: RequestID, from fd: Int32) {
     guard let target = policy.nowPlaying, let targetFD = sessionsToFD[target],
       let record = policy.sessions[target]
@@ -428,7 +437,8 @@ public final class SessionServer {
         .failure(
           WireError(
             code: "commandDisabled",
-            message: "'\(record.identity.name)' has '\(command.kind.rawValue)' disabled right now")),
+            message: Self.refusal(command.kind, by: record.identity.name, playing: record.playback))
+        ),
         to: fd)
       return
     }
