@@ -617,8 +617,11 @@ public final class AudioEngine: @unchecked Sendable {
               }
             }
             // The render thread, starved, waits for a good part of the ring, not every chunk.
+            // (The fence pairs with the render thread's store of `renderNeedsAny` before it
+            // looks at the ring: one of the two sees the other, so it never sleeps on a chunk.)
+            atomicMemoryFence(ordering: .sequentiallyConsistent)
             if ring.readableCount >= ring.capacity / 4 || ring.writableCount < want
-              || renderNeedsAny.load(ordering: .acquiring)
+              || renderNeedsAny.load(ordering: .relaxed)
             {
               renderWake.signal()
             }
