@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 5: the terminal interface, driven like a user would in tmux, playing to a PulseAudio
 # null sink: play, pause, a call named and resumed from, headphones unplugged, the route
-# picker, resizing, the help, q, Ctrl-C, Ctrl-Z, the saved queue, a damaged state file, idle
+# picker, resizing, the help, q, Ctrl-C, Ctrl-Z, the saved queue, a damaged state file, bad
+# files in the queue (scenario 8), idle
 # CPU while paused, and (in a terminal emulated here, as tmux cannot) the kitty keyboard
 # protocol's media keys.
 source "$(dirname "$0")/lib.sh"
@@ -275,6 +276,43 @@ expect_screen "hark-exit=0"
 python3 -c "import json; json.load(open('$state'))" || fail "no valid state.json after q"
 grep -q "damaged" "$XDG_STATE_HOME/hark/hark.log" || fail "the log does not mention the damaged file"
 pass "a damaged state.json is named on screen and in the log, kept aside, not deleted"
+
+# --- Scenario 8: a corrupt, a truncated, an empty and a non-audio file before a good one: each
+# gets a one-line reason (on the status line as it happens, marked in the queue, in the log),
+# the good one plays, nothing crashes.
+mixed="$E2E_DIR/mixed"
+mkdir -p "$mixed"
+head -c 3000 /dev/urandom >"$mixed/01 Corrupt.flac"
+sox -n -r 44100 -c 2 "$E2E_DIR/whole.wav" synth 5 sine 440 vol 0.3
+head -c 20000 "$E2E_DIR/whole.wav" >"$mixed/02 Cut.wav"
+: >"$mixed/03 Empty.ogg"
+printf 'not audio at all\n' >"$mixed/04 Notes.mp3"
+sox -n -r 44100 -c 2 "$mixed/05 Good.wav" synth 20 sine 550 vol 0.3
+keys "clear; '$HARK_BIN' --device pulse '$mixed'; echo \"hark-exit=\$?\"" Enter
+expect_screen "Library"
+expect_screen "Good"
+keys Space
+playing_good() { screen_text | grep -E "▶ Playing +05 Good" >/dev/null; }
+wait_for 8 "the good file to play" playing_good
+# The line for the last file skipped stays up while the good one plays.
+expect_screen "Could not play 04 Notes.mp3: not an audio file"
+shown=$(screen_text | grep -o "Could not play 04.*" | head -1 | sed 's/ *$//')
+keys 2
+expect_screen "Queue"
+for f in "01 Corrupt" "02 Cut" "03 Empty" "04 Notes"; do
+  screen_text | grep -E "✗ .*$f" >/dev/null || fail "'$f' is not marked as failed: $(screen_text)"
+done
+log="$XDG_STATE_HOME/hark/hark.log"
+for f in "01 Corrupt.flac" "02 Cut.wav" "03 Empty.ogg" "04 Notes.mp3"; do
+  [ "$(grep -c "cannot play '$mixed/$f': " "$log")" -eq 1 ] || fail "the log does not name '$f' once: $(tail -20 "$log")"
+done
+grep -q "cannot play '$mixed/02 Cut.wav': the file is cut short" "$log" || fail "no reason for the cut file"
+grep -q "cannot play '$mixed/03 Empty.ogg': the file is empty" "$log" || fail "no reason for the empty file"
+at=$(elapsed)
+wait_for 5 "the good file's time to move on" elapsed_beyond "$at"
+keys q
+expect_screen "hark-exit=0"
+pass "scenario 8: four bad files each named with a reason (on screen: '$shown'), marked ✗ in the queue, the good one played, q exits 0"
 
 # --- Without a terminal: one line, a suggestion, exit 1.
 set +e

@@ -262,10 +262,29 @@ import Testing
     defer { rig.stop() }
     #expect(await rig.player.send(.play) == .success)
     try #require(await rig.until { _ in rig.notices.contains(.queueEnded(nothingPlayed: false)) })
-    #expect(rig.messages.contains("cannot play 'broken.mp3': not an audio file (ToneLibrary)"))
+    #expect(rig.skipped == ["cannot play 'broken.mp3': not an audio file (ToneLibrary)"])
     let heard = rig.notices.compactMap { if case .nowPlaying(let t) = $0 { t.path } else { nil } }
     #expect(heard == ["a.wav", "c.wav"])
     #expect(rig.player.snapshot.failed.values.contains("not an audio file"))
+  }
+
+  /// Scenario 8 on screen: a skip takes a blink, so its line stays up through the track heard
+  /// after it (counting the others skipped with it), and goes when the next one starts.
+  @Test func theLineForASkippedFileOutlivesTheSkipByOneTrack() async throws {
+    let rig = PlayerRig(
+      tracks: ["a.wav", "broken1.mp3", "broken2.mp3", "c.wav", "d.wav"], frames: 4_410)
+    defer { rig.stop() }
+    #expect(await rig.player.send(.play) == .success)
+    try #require(await rig.until { _ in rig.notices.contains(.queueEnded(nothingPlayed: false)) })
+    let seen = rig.problemsWhenHeard
+    #expect(seen.map(\.path) == ["a.wav", "c.wav", "d.wav"])
+    #expect(seen.first?.problem == nil)
+    #expect(
+      seen.dropFirst().first?.problem
+        == "Could not play broken2.mp3: not an audio file (1 more skipped before it: marked ✗ in the queue)"
+    )
+    #expect(seen.last?.problem == nil)
+    #expect(rig.skipped.count == 2)
   }
 
   @Test func nothingPlayableEndsWithNothingPlayed() async throws {
@@ -432,6 +451,8 @@ final class PlayerRig: Sendable {
   let session = FakeSession()
   let devices: FakeDevices
   private let said = Locked<[PlayerNotice]>([])
+  /// For each track heard, the status-line problem the snapshot carried as it started.
+  private let problems = Locked<[(path: String, problem: String?)]>([])
   private let loop: Task<Void, Never>
 
   init(
@@ -464,7 +485,13 @@ final class PlayerRig: Sendable {
     self.player = player
     session.attach(player)
     let said = self.said
-    player.observe { _, notices in said.withLock { $0 += notices } }
+    let problems = self.problems
+    player.observe { snapshot, notices in
+      said.withLock { $0 += notices }
+      for case .nowPlaying(let track) in notices {
+        problems.withLock { $0.append((track.path, snapshot.problem)) }
+      }
+    }
     loop = Task { await player.run(files: tracks) }
   }
 
@@ -473,6 +500,10 @@ final class PlayerRig: Sendable {
   }
 
   var notices: [PlayerNotice] { said.withLock { $0 } }
+  var problemsWhenHeard: [(path: String, problem: String?)] { problems.withLock { $0 } }
+  var skipped: [String] {
+    notices.compactMap { if case .couldNotPlay(_, let line) = $0 { line } else { nil } }
+  }
   var messages: [String] {
     notices.compactMap { if case .message(let m) = $0 { m } else { nil } }
   }

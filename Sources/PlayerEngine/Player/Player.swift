@@ -107,6 +107,10 @@ public final class Player: @unchecked Sendable {
   private var ducked = false
   private var silentMode = false
   private var problem: String?
+  /// Files skipped since a track was last heard: the problem line counts them, and it stays
+  /// up through the track heard after them (a skip happens in a blink; the line must not).
+  private var skippedInARow = 0
+  private var problemOutlivesNextTrack = false
   private var lostRoute: Route?
   private var interruption: InterruptionCause?
 
@@ -482,8 +486,13 @@ public final class Player: @unchecked Sendable {
     switch event {
     case .trackFailed(let track, let error):
       failed[track.id] = error.reason
-      say(error.description)
-      problem = "Could not play \(fileName(track.path)): \(error.reason)"
+      notices.append(.couldNotPlay(track, line: error.description))
+      skippedInARow += 1
+      let others =
+        skippedInARow == 1
+        ? "" : " (\(skippedInARow - 1) more skipped before it: marked ✗ in the queue)"
+      problem = "Could not play \(fileName(track.path)): \(error.reason)\(others)"
+      problemOutlivesNextTrack = true
     case .deviceLost(let device, let code):
       // The engine has already stopped writing; the route change itself comes through the
       // session server, like every real output event.
@@ -503,7 +512,10 @@ public final class Player: @unchecked Sendable {
     case .nowHearing(let track):
       queue.withLock { _ = $0.setCurrent(track.id) }
       playedSomething = true
-      if failed[track.id] == nil { problem = nil }
+      if failed[track.id] == nil {
+        skippedInARow = 0
+        if problemOutlivesNextTrack { problemOutlivesNextTrack = false } else { problem = nil }
+      }
       notices.append(.nowPlaying(track))
     case .endOfQueue:
       policy.stopped()

@@ -122,8 +122,11 @@ public enum PlayerNotice: Sendable, Equatable {
   case nowPlaying(QueuedTrack)
   /// The position jumped (a seek), to this many seconds.
   case seeked(Double)
-  /// A line for the user: a file that would not play, a refusal, an output that went away.
+  /// A line for the user: a refusal, an output that went away, a resume.
   case message(String)
+  /// A file was skipped: `line` names it in full with the reason (for the log and the
+  /// headless player's output); the snapshot's `problem` says it in short for a status line.
+  case couldNotPlay(QueuedTrack, line: String)
   /// The queue played to its end; `nothingPlayed` when no track in it could be played.
   case queueEnded(nothingPlayed: Bool)
 }

@@ -339,6 +339,7 @@ private final class InterfaceLoop {
     }
     for notice in mail.notices {
       if case .message(let line) = notice { log(line) }
+      if case .couldNotPlay(_, let line) = notice { log(line) }
       state.note(notice, now: now)
     }
     if !mail.tags.isEmpty { state.tags.merge(mail.tags) { _, new in new } }

@@ -209,8 +209,8 @@ public struct InterfaceState: Sendable {
       say(
         nothingPlayed ? "Nothing in the queue could be played" : "End of the queue",
         style: nothingPlayed ? .error : .normal, now: now)
-    case .nowPlaying, .seeked:
-      break
+    case .nowPlaying, .seeked, .couldNotPlay:
+      break  // a skipped file is the snapshot's `problem`, which stays up longer than a message
     }
   }
 

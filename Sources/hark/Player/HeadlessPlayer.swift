@@ -45,7 +45,7 @@ final class HeadlessPlayer {
         switch $0 {
         case .nowPlaying: true
         case .message(let m): m.hasPrefix("resumed")
-        case .seeked, .queueEnded: false
+        case .seeked, .queueEnded, .couldNotPlay: false
         }
       }
       switch (before, snap.state) {
@@ -64,7 +64,7 @@ final class HeadlessPlayer {
         case .nowPlaying(let track):
           let n = (snap.playOrder.firstIndex { $0.id == track.id } ?? 0) + 1
           say("playing '\(snap.title ?? QueueLoader.title(fromPath: track.path))' (\(n)/\(total))")
-        case .message(let line):
+        case .message(let line), .couldNotPlay(_, let line):
           say(line)
         case .seeked(let position):
           say("at \(formatTime(position))")
