@@ -2,9 +2,8 @@
 # Issue 5: the terminal interface, driven like a user would in tmux, playing to a PulseAudio
 # null sink: play, pause, a call named and resumed from, headphones unplugged, the route
 # picker, resizing, the help, q, Ctrl-C, Ctrl-Z, the saved queue, a damaged state file, bad
-# files in the queue (scenario 8), idle
-# CPU while paused, and (in a terminal emulated here, as tmux cannot) the kitty keyboard
-# protocol's media keys.
+# files in the queue (scenario 8), idle CPU while paused, and (in a terminal emulated here, as
+# tmux cannot) the kitty keyboard protocol's media keys.
 source "$(dirname "$0")/lib.sh"
 HERE="$(cd "$(dirname "$0")" && pwd)"
 start_pulse
