@@ -81,6 +81,16 @@ grep -q "playing on without it" "$E2E_DIR/alone.log" || fail "without a session 
 grep -q "playing 'good' (1/1)" "$E2E_DIR/alone.log" || fail "without a session server nothing played"
 pass "without a session server hark says so once and plays on"
 
+# --- hark's log does not grow without bound: past 1 MiB it moves to hark.log.1 and starts afresh.
+log="$XDG_STATE_HOME/hark/hark.log"
+mkdir -p "$(dirname "$log")"
+head -c 1100000 /dev/zero | tr '\0' x >"$log"
+"$HARK_BIN" play --no-ui --device null "$media/good.wav" >/dev/null 2>&1 || fail "play with a big log failed"
+[ "$(stat -c %s "$log.1")" -eq 1100000 ] || fail "the old log was not kept as hark.log.1"
+[ "$(stat -c %s "$log")" -lt 4096 ] || fail "hark.log did not start afresh: $(stat -c %s "$log") bytes"
+grep -q "no MPRIS" "$log" || fail "the new hark.log lacks the line written: $(cat "$log")"
+pass "a hark.log past 1 MiB became hark.log.1, and a fresh hark.log took the new line"
+
 # --- A format change between tracks plays both: 44.1 kHz stereo 440 Hz, then 48 kHz mono 660 Hz.
 sox -n -r 48000 -c 1 "$media/mono48k.flac" synth 1.5 sine 660 vol 0.5
 t_start=$(now)

@@ -3,7 +3,8 @@ import TerminalUI
 
 /// hark's own log, `$XDG_STATE_HOME/hark/hark.log` (default `~/.local/state/hark/hark.log`),
 /// for what matters but does not belong on the screen (STYLE.md §5): no MPRIS without a
-/// session bus, details of errors. Appends one timestamped line; never fails loudly.
+/// session bus, details of errors. Appends one timestamped line; never fails loudly. Past
+/// 1 MiB the log moves to hark.log.1 (replacing the one before) and starts afresh.
 enum HarkLog {
   static var path: String? { StatePaths.log() }
 
@@ -12,6 +13,9 @@ enum HarkLog {
     let dir = String(path.dropLast("/hark.log".count))
     mkdir(String(dir.dropLast("/hark".count)), 0o700)
     mkdir(dir, 0o700)
+    // Like the session server's log: one older log is kept, and past 1 MiB it starts afresh.
+    var st = stat()
+    if stat(path, &st) == 0, st.st_size > 1 << 20 { rename(path, path + ".1") }
     let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
     guard fd >= 0 else { return }
     defer { close(fd) }
