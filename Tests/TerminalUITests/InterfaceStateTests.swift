@@ -214,6 +214,21 @@ import Testing
     #expect(s.message == nil)
   }
 
+  /// "Resumed: 'call' ended" must not hide "Quieter — another app is speaking" (G9) or silent
+  /// mode (G2) that come a moment later: a new reason makes it stale too.
+  @Test func aMessageAboutTheStateGivesWayToANewReason() {
+    var s = makeState()
+    var snap = s.snapshot
+    snap.state = .playing
+    s.update(snap)
+    s.note(.message("resumed: 'call' ended"), now: 0)
+    #expect(s.message?.text == "Resumed: 'call' ended")
+    snap.ducked = true
+    s.update(snap)
+    #expect(s.message == nil)
+    #expect(Screen.status(s, now: 1)?.0 == "Quieter — another app is speaking")
+  }
+
   @Test func refusedCommandsAreSaid() {
     var s = makeState()
     s.commandAnswered("next", .commandDisabled, now: 0)

@@ -179,7 +179,8 @@ public struct InterfaceState: Sendable {
     let before = self.snapshot
     self.snapshot = snapshot
     if message?.isAboutState == true
-      && (before.state != snapshot.state || before.pausedBy != snapshot.pausedBy)
+      && (before.state != snapshot.state || before.pausedBy != snapshot.pausedBy
+        || before.reason != snapshot.reason)
     {
       message = nil
     }
