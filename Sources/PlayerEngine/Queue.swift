@@ -100,7 +100,9 @@ public enum QueueLoader {
 extension String {
   /// Name order as people expect: "track 2" before "track 10", letters without case. Runs of
   /// digits compare by value, however long (dates, catalogue numbers), without converting them.
-  func localizedStandardLess(_ other: String) -> Bool {
+  /// Names equal that way ("Track01", "track1") fall back to their characters, so the order is
+  /// total and the library and the queue list a folder alike.
+  public func localizedStandardLess(_ other: String) -> Bool {
     let a = Array(unicodeScalars)
     let b = Array(other.unicodeScalars)
     var i = 0
@@ -129,6 +131,7 @@ extension String {
       i += 1
       j += 1
     }
-    return i == a.count && j < b.count
+    if a.count - i != b.count - j { return a.count - i < b.count - j }
+    return self < other
   }
 }

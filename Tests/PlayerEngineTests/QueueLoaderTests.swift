@@ -60,6 +60,17 @@ private final class Scratch {
     #expect("x".localizedStandardLess("x1"))
   }
 
+  /// Names the same but for case or leading zeros still have an order, one way only, so a
+  /// folder lists the same every time, in the library as in the queue.
+  @Test func namesEqualByValueStillHaveOneOrder() {
+    for (a, b) in [("Track01", "track1"), ("A", "a"), ("x007", "x7")] {
+      #expect(a.localizedStandardLess(b) != b.localizedStandardLess(a), "\(a) / \(b)")
+    }
+    #expect(
+      ["track1", "Track01", "track 2"].sorted { $0.localizedStandardLess($1) }
+        == ["track 2", "Track01", "track1"])
+  }
+
   /// Names with long runs of digits (dates with times, catalogue numbers) sort without
   /// overflowing.
   @Test func naturalOrderSurvivesLongDigitRuns() async {

@@ -1,4 +1,5 @@
 import Glibc
+import PlayerEngine
 
 /// One row of the library browser.
 public struct LibraryEntry: Hashable, Sendable {
@@ -131,35 +132,8 @@ public enum Folder {
     return String(base[..<dot])
   }
 
-  /// Name order as people expect: runs of digits compare by value, letters without case.
-  public static func naturalLess(_ a: String, _ b: String) -> Bool {
-    let x = Array(a.lowercased().unicodeScalars)
-    let y = Array(b.lowercased().unicodeScalars)
-    var i = 0
-    var j = 0
-    func digit(_ c: Unicode.Scalar) -> Bool { c >= "0" && c <= "9" }
-    while i < x.count && j < y.count {
-      if digit(x[i]) && digit(y[j]) {
-        var ei = i
-        while ei < x.count && digit(x[ei]) { ei += 1 }
-        var ej = j
-        while ej < y.count && digit(y[ej]) { ej += 1 }
-        var si = i
-        while si < ei - 1 && x[si] == "0" { si += 1 }
-        var sj = j
-        while sj < ej - 1 && y[sj] == "0" { sj += 1 }
-        if ei - si != ej - sj { return ei - si < ej - sj }
-        for (p, q) in zip(x[si..<ei], y[sj..<ej]) where p != q { return p < q }
-        i = ei
-        j = ej
-      } else {
-        if x[i] != y[j] { return x[i] < y[j] }
-        i += 1
-        j += 1
-      }
-    }
-    return x.count - i < y.count - j || (x.count - i == y.count - j && a < b)
-  }
+  /// Name order as people expect, the queue's own (`String.localizedStandardLess`).
+  public static func naturalLess(_ a: String, _ b: String) -> Bool { a.localizedStandardLess(b) }
 }
 
 /// A folder that could not be read.
