@@ -83,17 +83,7 @@ final class JoinableThread {
   /// The thread's identity (tests watch the render thread's allocations by it).
   var id: pthread_t { thread }
 
-  init(_ body: @escaping @Sendable () -> Void) {
-    let box = Unmanaged.passRetained(ThreadMain(body)).toOpaque()
-    let rc = pthread_create(
-      &thread, nil,
-      { arg in
-        guard let arg else { return nil }
-        Unmanaged<ThreadMain>.fromOpaque(arg).takeRetainedValue().body()
-        return nil
-      }, box)
-    precondition(rc == 0, "pthread_create failed: \(rc)")
-  }
+  init(_ body: @escaping @Sendable () -> Void) { thread = createThread(body) }
 
   func join() { pthread_join(thread, nil) }
 }
@@ -101,6 +91,11 @@ final class JoinableThread {
 /// Runs `body` on a detached POSIX thread of its own: blocking work (opening a mixer) that must
 /// not hold up the caller.
 func startThread(_ body: @escaping @Sendable () -> Void) {
+  pthread_detach(createThread(body))
+}
+
+/// A new POSIX thread running `body`.
+private func createThread(_ body: @escaping @Sendable () -> Void) -> pthread_t {
   var thread = pthread_t()
   let box = Unmanaged.passRetained(ThreadMain(body)).toOpaque()
   let rc = pthread_create(
@@ -111,5 +106,5 @@ func startThread(_ body: @escaping @Sendable () -> Void) {
       return nil
     }, box)
   precondition(rc == 0, "pthread_create failed: \(rc)")
-  pthread_detach(thread)
+  return thread
 }
