@@ -104,6 +104,34 @@ f2=$(probe freq "$(python3 -c "print($t_start + $first + 2.0)")" "$(python3 -c "
 check "abs($f1 - 440) < 15 and abs($f2 - 660) < 15" || fail "format change: heard $f1 Hz then $f2 Hz"
 pass "format change 44.1 kHz stereo -> 48 kHz mono: heard $f1 Hz then $f2 Hz"
 
+# --- Next, and a seek, while playing: the new sound follows at once (no second of silence
+# while the device restarts), at the right pitch.
+sox -n -r 44100 -c 2 "$media/low.wav" synth 20 sine 440 vol 0.5
+sox -n -r 48000 -c 1 "$media/high.flac" synth 20 sine 660 vol 0.5
+start jump hark play --no-ui --device pulse "$media/low.wav" "$media/high.flac"
+wait_for 10 "low.wav playing" position_at_least 1
+t_next=$(now)
+hark ctl next
+sleep 1.5
+t_seek=$(now)
+hark ctl position 10
+sleep 1.5
+gap_next=$(probe longest-silence "$(python3 -c "print($t_next - 0.5)")" "$(python3 -c "print($t_next + 1.2)")")
+gap_seek=$(probe longest-silence "$(python3 -c "print($t_seek - 0.5)")" "$(python3 -c "print($t_seek + 1.2)")")
+f_next=$(probe freq "$(python3 -c "print($t_next + 0.6)")" "$(python3 -c "print($t_next + 1.2)")")
+check "abs($f_next - 660) < 15" || fail "after next: heard $f_next Hz, not the next track's 660"
+check "$gap_next <= 0.15" || fail "next: ${gap_next} s of silence (limit 0.15 s)"
+check "$gap_seek <= 0.15" || fail "seek: ${gap_seek} s of silence (limit 0.15 s)"
+# (And there was sound to measure around both: a recording with nothing in it has no gap.)
+for t in "$t_next" "$t_seek"; do
+  around=$(probe level "$(python3 -c "print($t - 0.5)")" "$(python3 -c "print($t + 1.2)")")
+  check "$around > -20" || fail "no sound recorded around $t (${around} dBFS)"
+done
+[ "$(playback title)" = high ] || fail "after next hark says '$(playback title)'"
+check "$(playback position) >= 10.5" || fail "after the seek the position is $(playback position)"
+kill -TERM "$PID_jump"; wait "$PID_jump" || true
+pass "next (with a format change) and a seek while playing: ${gap_next} s and ${gap_seek} s of silence (limit 0.15 s)"
+
 # --- G9, acceptance scenario 4: while `hark simulate nav "Turn left"` speaks (on another
 # sink), hark keeps playing at least 12 dB lower, and is back to full level within 500 ms after.
 sox -n -r 44100 -c 2 "$media/steady.wav" synth 30 sine 440 vol 0.5

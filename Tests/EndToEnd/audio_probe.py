@@ -10,6 +10,8 @@
   audio_probe.py freq OUT T1 T2             frequency in Hz over [T1, T2], by zero crossings
   audio_probe.py first-above OUT T1 T2 DB   the start of the first 20 ms window at DB dBFS or
                                             louder in [T1, T2], as seconds after T1 (or "none")
+  audio_probe.py longest-silence OUT T1 T2  the longest run of quiet 10 ms windows in [T1, T2],
+                                            in seconds (a gap in what should be continuous)
 
 Times are wall-clock seconds (bash's $EPOCHREALTIME). Pure Python: a fresh machine has no numpy.
 """
@@ -117,6 +119,12 @@ def main(argv):
         hit = next((i for i in range(0, len(samples) - step + 1, step)
                     if dbfs(samples[i:i + step]) >= threshold), None)
         print("none" if hit is None else f"{offset + hit / RATE:.3f}")
+    elif command == "longest-silence":
+        longest = run = 0
+        for _, level in windows(samples):
+            run = run + 1 if level <= LOUD_DBFS else 0
+            longest = max(longest, run)
+        print(f"{longest * WINDOW / RATE:.3f}")
     elif command == "level":
         print(f"{dbfs(samples):.2f}")
     elif command == "freq":
