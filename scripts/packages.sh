@@ -44,3 +44,25 @@ ensure_runtime_dir() {
   export XDG_RUNTIME_DIR="$dir"
   echo "note: \$XDG_RUNTIME_DIR was not set; using '$dir'" >&2
 }
+
+# A machine with no sound card and no sound server (a container, a VM, a CI runner) has nothing
+# to play to. Give it what hark's tests use: a private PulseAudio with a silent null sink named
+# "out" (ALSA's default device goes to it), so the player plays in real time and the manners
+# can be watched (`pactl list sink-inputs`, or recorded with `parec -d out.monitor`). Needs
+# $XDG_RUNTIME_DIR (ensure_runtime_dir first). Leaves a machine with a card or a server alone.
+ensure_sound_output() {
+  if aplay -l 2>/dev/null | grep -q '^card' || [ -n "${PULSE_SERVER:-}" ] \
+    || [ -S "$XDG_RUNTIME_DIR/pulse/native" ]; then
+    return
+  fi
+  install_packages pulseaudio pulseaudio-utils
+  echo "note: no sound card and no sound server here; starting PulseAudio with a silent null" \
+    "sink 'out' (hear nothing, record it with: parec -d out.monitor; stop it with: pactl exit)" >&2
+  # -n: no default.pa (it wants hardware and a login); as root it must be told its modules.
+  setsid pulseaudio -n --daemonize=no --exit-idle-time=-1 --log-target=stderr \
+    -L module-native-protocol-unix -L "module-null-sink sink_name=out" \
+    >"${TMPDIR:-/tmp}/hark-pulseaudio-$(id -u).log" 2>&1 </dev/null &
+  local _
+  for _ in $(seq 50); do pactl info >/dev/null 2>&1 && return; sleep 0.1; done
+  echo "note: PulseAudio did not start; see ${TMPDIR:-/tmp}/hark-pulseaudio-$(id -u).log" >&2
+}

@@ -15,7 +15,20 @@ out=$(XDG_RUNTIME_DIR=/etc/passwd "$HARK_BIN" call 2>&1); rc=$?
 set -e
 [ $rc -eq 1 ] && printf '%s' "$out" | grep -q "'/etc/passwd' is not a directory" \
   || fail "a file as XDG_RUNTIME_DIR: exit $rc: $out"
-pass "a missing or unusable XDG_RUNTIME_DIR gets a one-line error"
+# Where scripts/quickstart put the player's server (no login gave a runtime directory), a
+# second terminal is told exactly what to export.
+export TMPDIR="$E2E_DIR"
+quick="$E2E_DIR/hark-runtime-$(id -u)"
+mkdir -m 700 "$quick"
+XDG_RUNTIME_DIR="$quick" "$HARK_BIN" status >/dev/null  # autospawns a server there
+set +e
+out=$(env -u XDG_RUNTIME_DIR "$HARK_BIN" call 2>&1); rc=$?
+set -e
+XDG_RUNTIME_DIR="$quick" "$HARK_BIN" session-server --stop >/dev/null
+[ $rc -eq 1 ] && [ "$out" = "hark: \$XDG_RUNTIME_DIR is not set; hark's session server runs under '$quick': export XDG_RUNTIME_DIR=$quick" ] \
+  || fail "no XDG_RUNTIME_DIR, a server under $quick: exit $rc: $out"
+unset TMPDIR
+pass "a missing or unusable XDG_RUNTIME_DIR gets a one-line error (naming the directory to export where a server runs)"
 
 # --- Bad usage: "hark: ..." on stderr and exit status 2 (STYLE.md §5).
 set +e

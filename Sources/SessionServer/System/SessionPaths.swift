@@ -33,6 +33,14 @@ public struct SessionPaths: Sendable, Hashable {
   /// The paths for this user, from `$XDG_RUNTIME_DIR`, `$XDG_STATE_HOME` and `$HOME`.
   public static func fromEnvironment() throws(SessionPathError) -> SessionPaths {
     guard let runtime = environment("XDG_RUNTIME_DIR"), !runtime.isEmpty else {
+      // Where scripts/quickstart puts it when a login did not: a second terminal asks for the
+      // server the player there already runs, so say exactly what to export.
+      if let running = runningElsewhere() {
+        throw SessionPathError(
+          message:
+            "$XDG_RUNTIME_DIR is not set; hark's session server runs under '\(running)':"
+            + " export XDG_RUNTIME_DIR=\(running)")
+      }
       throw SessionPathError(
         message:
           "$XDG_RUNTIME_DIR is not set; the session server needs the private per-user runtime"
@@ -90,6 +98,24 @@ public struct SessionPaths: Sendable, Hashable {
 }
 
 /// An environment variable, or nil.
+/// A runtime directory of this user's, where a login or scripts/quickstart would put one, that
+/// holds a session server's socket; nil when there is none.
+private func runningElsewhere() -> String? {
+  let uid = geteuid()
+  let tmp = environment("TMPDIR").flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+  for dir in ["/run/user/\(uid)", "\(tmp)/hark-runtime-\(uid)"] {
+    var st = stat()
+    guard lstat(dir, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR, st.st_uid == uid else {
+      continue
+    }
+    var sock = stat()
+    if lstat(dir + "/hark/session.sock", &sock) == 0, (sock.st_mode & S_IFMT) == S_IFSOCK {
+      return dir
+    }
+  }
+  return nil
+}
+
 func environment(_ name: String) -> String? {
   guard let value = getenv(name) else { return nil }
   return String(cString: value)
