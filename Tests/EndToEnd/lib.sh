@@ -32,16 +32,21 @@ server_pid() { cat "$XDG_RUNTIME_DIR/hark/session.lock" 2>/dev/null | tr -d '[:s
 
 cleanup() {
   local status=$?
-  # Newest first: a recorder goes before the sound server it records from.
-  local i
-  for ((i = ${#E2E_PIDS[@]} - 1; i >= 0; i--)); do kill "${E2E_PIDS[i]}" 2>/dev/null || true; done
-  local spid; spid=$(server_pid || true)
-  [ -n "$spid" ] && kill "$spid" 2>/dev/null || true
-  # Let them finish (a server logs its last lines as it goes), so that the folder can go.
-  local pid n
-  for pid in "${E2E_PIDS[@]}" $spid; do
+  # Newest first (a recorder goes before the sound server it records from), each gone before
+  # the next, and hark's session server last: an app still alive when its server went would
+  # start another one (G16), which would outlive the test.
+  local i pid n spid
+  for ((i = ${#E2E_PIDS[@]} - 1; i >= 0; i--)); do
+    pid=${E2E_PIDS[i]}
+    kill "$pid" 2>/dev/null || true
     for ((n = 0; n < 40; n++)); do alive "$pid" || break; sleep 0.05; done
   done
+  spid=$(server_pid || true)
+  if [ -n "$spid" ]; then
+    kill "$spid" 2>/dev/null || true
+    # It logs its last lines as it goes; then the folder can go.
+    for ((n = 0; n < 40; n++)); do alive "$spid" || break; sleep 0.05; done
+  fi
   if [ $status -ne 0 ]; then
     echo "--- $E2E_NAME failed; logs:"
     for f in "$E2E_DIR"/*.log "$XDG_STATE_HOME"/hark/*.log; do
