@@ -406,18 +406,28 @@ public final class AudioEngine: @unchecked Sendable {
       heardAt.store(monotonicNanoseconds(), ordering: .releasing)
     }
 
+    /// Silence now: drops what the device holds and goes back in the ring to the first frame
+    /// not heard, so that a resume (or a new gain) writes it again and none is lost.
+    func takeBack(_ out: any AudioOutput) {
+      releaseHeard(out, channels: out.format.channels)
+      out.discard()
+      out.prepare()
+      _ = ring.rewindToReleased()
+      writtenEnd = ring.readPosition
+      lastDelay = 0
+      deviceEmpty = true
+    }
+
     while !renderQuit.load(ordering: .acquiring) {
       guard renderWantsToPlay.load(ordering: .acquiring), let out = output,
         deviceLost.load(ordering: .relaxed) == 0
       else {
         if renderIsPlaying.load(ordering: .relaxed) {
           if deviceLost.load(ordering: .relaxed) == 0, let out = output {
-            // Pause: silence now, and go back to the first frame not heard.
-            releaseHeard(out, channels: out.format.channels)
-            out.discard()
-            out.prepare()
+            takeBack(out)  // a pause
+          } else {
+            _ = ring.rewindToReleased()  // what the lost device held was released when it went
           }
-          _ = ring.rewindToReleased()
           renderIsPlaying.store(false, ordering: .releasing)
           decodeWake.signal()
         }
@@ -438,15 +448,9 @@ public final class AudioEngine: @unchecked Sendable {
       let target = Float(bitPattern: targetGainBits.load(ordering: .acquiring))
       if target != appliedTarget {
         // What the device holds was written at the old gain, up to a buffer's length ahead:
-        // take it back (drop it and write again from the frame being heard), so that a duck
-        // is heard now rather than when the buffer has played out.
-        releaseHeard(out, channels: channels)
-        out.discard()
-        out.prepare()
-        _ = ring.rewindToReleased()
-        writtenEnd = ring.readPosition
-        lastDelay = 0
-        deviceEmpty = true
+        // take it back and write it again, so that a duck is heard now rather than when the
+        // buffer has played out.
+        takeBack(out)
         gain = GainRamp(appliedTarget)
         appliedTarget = target
         gain.ramp(to: target, over: out.format.frames(in: seconds(configuration.duckRamp)))
