@@ -88,10 +88,25 @@ final class JoinableThread {
   func join() { pthread_join(thread, nil) }
 }
 
-/// Runs `body` on a detached POSIX thread of its own: blocking work (opening a mixer) that must
-/// not hold up the caller.
-func startThread(_ body: @escaping @Sendable () -> Void) {
-  pthread_detach(createThread(body))
+/// Runs `body` on a detached POSIX thread of its own: blocking work (opening a mixer, the
+/// interface's poll, reading tags) kept off the caller and the Swift concurrency pool. `name`
+/// shows in top, ps -L and /proc/PID/task/*/comm (at most 15 bytes).
+public func startThread(named name: String? = nil, _ body: @escaping @Sendable () -> Void) {
+  pthread_detach(
+    createThread {
+      if let name { nameThisThread(name) }
+      body()
+    })
+}
+
+/// Names the calling thread through /proc (pthread_setname_np is a GNU extension Swift's
+/// Glibc module does not show).
+private func nameThisThread(_ name: String) {
+  let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+  guard fd >= 0 else { return }
+  var bytes = Array(name.utf8.prefix(15))
+  _ = write(fd, &bytes, bytes.count)
+  close(fd)
 }
 
 /// A new POSIX thread running `body`.

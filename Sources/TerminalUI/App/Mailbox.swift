@@ -44,42 +44,6 @@ enum PlayerRequest: Sendable {
   case replaceQueue([String], start: Int)
 }
 
-private final class ThreadBody {
-  let run: () -> Void
-  init(_ run: @escaping () -> Void) { self.run = run }
-}
-
-/// A POSIX thread for blocking work (the UI's poll, tag reading), kept off the Swift
-/// concurrency pool. `name` shows in top, ps -L and /proc/PID/task/*/comm (at most 15 bytes).
-func startThread(named name: String, _ body: @escaping @Sendable () -> Void) {
-  let box = Unmanaged.passRetained(
-    ThreadBody {
-      nameThisThread(name)
-      body()
-    }
-  ).toOpaque()
-  var thread = pthread_t()
-  let rc = pthread_create(
-    &thread, nil,
-    { arg in
-      guard let arg else { return nil }
-      Unmanaged<ThreadBody>.fromOpaque(arg).takeRetainedValue().run()
-      return nil
-    }, box)
-  precondition(rc == 0, "pthread_create failed: \(rc)")
-  pthread_detach(thread)
-}
-
-/// Names the calling thread through /proc (pthread_setname_np is a GNU extension Swift's
-/// Glibc module does not show).
-private func nameThisThread(_ name: String) {
-  let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
-  guard fd >= 0 else { return }
-  var bytes = Array(name.utf8.prefix(15))
-  _ = write(fd, &bytes, bytes.count)
-  close(fd)
-}
-
 func monotonicNow() -> UInt64 {
   var ts = timespec()
   clock_gettime(CLOCK_MONOTONIC, &ts)
