@@ -7,7 +7,9 @@
 # and calls when there is one); the freedesktop sound theme and espeak-ng give the simulated
 # apps their sounds and voice (hark falls back to its own assets/sounds and a chime without
 # them).
-HARK_RUNTIME_PACKAGES=(procps libasound2-dev libsndfile1-dev libncurses-dev libdbus-1-dev
+# pkgconf: SwiftPM finds those libraries' flags with pkg-config (libdbus-1-dev pulls it in
+# today; named here so the build does not hang on that).
+HARK_RUNTIME_PACKAGES=(procps pkgconf libasound2-dev libsndfile1-dev libncurses-dev libdbus-1-dev
   libpulse-dev libasound2-plugins alsa-utils sound-theme-freedesktop espeak-ng)
 # What the tests need on top: python3 reads `hark status --json` and measures recordings, tmux
 # drives the UI tests, PulseAudio's null sink plays in real time and parec records it, sox
