@@ -38,3 +38,11 @@ done <<<"$tree"
 [ ${#missing[@]} -eq 0 ] || fail "not documented: ${missing[*]}"
 count=$(grep -c $'\t--' <<<"$tree")
 pass "all $count options and every subcommand are in man/hark.1 (and subcommands in README.md)"
+
+# DEVELOPERS.md: every Debian package hark depends on is named in the README.
+packages=$(bash -c 'source "$1"; printf "%s\n" "${HARK_TEST_PACKAGES[@]}"' _ \
+  "$(dirname "$0")/../../scripts/packages.sh" | sort -u)
+unnamed=()
+for p in $packages; do grep -qF -- "\`$p\`" "$readme" || unnamed+=("$p"); done
+[ ${#unnamed[@]} -eq 0 ] || fail "README.md does not name these Debian packages: ${unnamed[*]}"
+pass "README.md names all $(wc -w <<<"$packages") Debian packages scripts/packages.sh installs"
