@@ -39,9 +39,14 @@ printf '%s' "$out" | head -1 | grep -q "^hark: .*--ring" || fail "bad usage mess
 pass "bad usage says 'hark: ...' and exits 2"
 
 # --- Eight clients racing to start a server end with exactly one.
+# Counted by executable and arguments, not by command line: the server runs /proc/self/exe, so
+# its command line spells the binary's real path, whatever symlink $HARK_BIN goes through.
+hark_exe=$(readlink -f "$HARK_BIN")
 our_servers() {
   local n=0 p
-  for p in $(pgrep -f -- "$HARK_BIN session-server" || true); do
+  for p in $(pgrep -f -- " session-server" || true); do
+    [ "$(readlink "/proc/$p/exe" 2>/dev/null)" = "$hark_exe" ] || continue
+    tr '\0' '\n' <"/proc/$p/cmdline" 2>/dev/null | grep -qx session-server || continue
     tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "XDG_RUNTIME_DIR=$XDG_RUNTIME_DIR" && n=$((n + 1))
   done
   echo $n
