@@ -16,9 +16,11 @@ final class TestServer: Sendable {
 
   init(idleExit: Duration? = nil, maximumPendingOutputBytes: Int = 1 << 20) {
     var template = Array("/tmp/hark-server-test-XXXXXX".utf8CString)
-    let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-    precondition(made != nil, "mkdtemp failed")
-    root = String(cString: template)
+    let made = template.withUnsafeMutableBufferPointer {
+      mkdtemp($0.baseAddress!).map { String(cString: $0) }
+    }
+    guard let made else { preconditionFailure("mkdtemp failed") }
+    root = made
     paths = SessionPaths(directory: root + "/run/hark", stateDirectory: root + "/state")
     mkdir(root + "/run", 0o700)
     self.idleExit = idleExit

@@ -7,9 +7,11 @@ import Testing
 @Suite struct StateFileTests {
   private func temporaryFolder() -> String {
     var template = Array("/tmp/hark-state-test.XXXXXX".utf8CString)
-    let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+    let made = template.withUnsafeMutableBufferPointer {
+      mkdtemp($0.baseAddress!).map { String(cString: $0) }
+    }
     #expect(made != nil)
-    return String(cString: template)
+    return made ?? "/tmp/hark-state-test.failed"
   }
 
   private func write(_ text: String, to path: String) {

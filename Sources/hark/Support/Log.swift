@@ -23,8 +23,10 @@ enum HarkLog {
     var parts = tm()
     localtime_r(&now, &parts)
     var stamp = [CChar](repeating: 0, count: 32)
-    strftime(&stamp, stamp.count, "%Y-%m-%dT%H:%M:%S", &parts)
-    let text = String(cString: stamp) + " [\(getpid())] " + line + "\n"
+    let length = strftime(&stamp, stamp.count, "%Y-%m-%dT%H:%M:%S", &parts)
+    let text =
+      String(decoding: stamp.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+      + " [\(getpid())] " + line + "\n"
     var bytes = Array(text.utf8)
     _ = Glibc.write(fd, &bytes, bytes.count)
   }

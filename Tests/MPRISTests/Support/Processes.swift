@@ -177,9 +177,11 @@ func waitUntil(
 /// A fresh directory under /tmp, removed with `removeDirectory`.
 func makeTemporaryDirectory(_ prefix: String) -> String {
   var template = Array("/tmp/\(prefix)-XXXXXX".utf8CString)
-  let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-  precondition(made != nil, "mkdtemp failed")
-  return String(cString: template)
+  let made = template.withUnsafeMutableBufferPointer {
+    mkdtemp($0.baseAddress!).map { String(cString: $0) }
+  }
+  guard let made else { preconditionFailure("mkdtemp failed") }
+  return made
 }
 
 func removeDirectory(_ path: String) {
