@@ -111,7 +111,13 @@ public final class PlaybackDevice: AudioOutput {
     guard let base = samples.baseAddress else { return .written(0) }
     let frames = snd_pcm_uframes_t(samples.count / format.channels)
     while true {
-      let n = snd_pcm_writei(pcm, base, frames)
+      // No more than there is room for: a non-blocking write that does not fit takes nothing
+      // at all while less than avail_min is free, so the last sliver of the buffer (942 frames
+      // of 13,230 after six chunks) would stay unwritten, the device would not reach its start
+      // threshold (nor PulseAudio its prebuffer), and the first sound would wait for poll's
+      // timeout: a second or more.
+      let room = snd_pcm_avail_update(pcm)
+      let n = snd_pcm_writei(pcm, base, room > 0 ? min(frames, snd_pcm_uframes_t(room)) : frames)
       if n > 0 { return .written(Int(n)) }
       if n == 0 || n == -Int(EAGAIN) {
         // No room: wait for the device or the engine, whichever comes first.
@@ -178,7 +184,16 @@ public final class PlaybackDevice: AudioOutput {
     }
   }
 
+  /// Frames written and not yet heard. Until the device has started (it starts once its start
+  /// threshold is written), that is everything written: computed from `avail` then, because
+  /// ALSA's pulse device answers `snd_pcm_delay` with 0 before its stream runs, which would
+  /// count a whole buffer as heard that nobody heard (a position ahead by up to 0.3 s, and a
+  /// pause right after a start or resume that skips what the device held).
   public func delayFrames() -> Int {
+    if snd_pcm_state(pcm) == SND_PCM_STATE_PREPARED {
+      let avail = snd_pcm_avail_update(pcm)
+      return avail < 0 ? 0 : max(0, bufferFrames - Int(avail))
+    }
     var d: snd_pcm_sframes_t = 0
     guard snd_pcm_delay(pcm, &d) == 0 else { return 0 }
     return max(0, Int(d))

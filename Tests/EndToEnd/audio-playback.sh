@@ -47,6 +47,20 @@ f_after=$(probe freq "$(python3 -c "print($t_play + $first + 0.01)")" "$(python3
 gap=$(python3 -c "print(round(abs(($f_after - $f_before) / 200.0 - 0.10), 3))")
 check "$gap <= 0.1" || fail "resume is ${gap}s away from where it paused (${f_before} Hz -> ${f_after} Hz)"
 pass "resume: first sound ${first}s after 'hark ctl play', ${gap}s from the frame last heard (limit 0.1 s)"
+# Paused again right after a resume, before the device has played much: what it was given and
+# did not play is not heard (ALSA's pulse device says "no delay" until its stream starts), so the
+# position, where the next resume starts, moves on by what was heard only.
+hark ctl pause
+sleep 0.3
+p1=$(playback position)
+hark ctl play
+hark ctl pause
+sleep 0.3
+p2=$(playback position)
+moved=$(python3 -c "print(round($p2 - $p1, 3))")
+check "$moved >= 0 and $moved <= 0.1" \
+  || fail "a play and a pause at once moved the position by ${moved}s ($p1 -> $p2): more than was heard"
+pass "a pause right after a resume: the position moved ${moved}s (limit 0.1 s), not by the device's buffer"
 kill -TERM "$PID_player"; wait "$PID_player" || true
 
 # --- Bad files are skipped with a reason; the good file after them plays.
