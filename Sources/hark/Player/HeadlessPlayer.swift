@@ -80,6 +80,12 @@ final class HeadlessPlayer {
       source.setEventHandler {
         status.set(128 + s)
         player.quit()
+        // Stopping cleanly takes well under a second. Should anything on the way out hang (a
+        // bus or a sound server that vanished mid-call), a signal still ends the process.
+        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(5)) {
+          HarkLog.write("still stopping 5 s after signal \(s); exiting anyway")
+          _exit(128 + s)
+        }
       }
       source.resume()
       signalSources.append(source)
