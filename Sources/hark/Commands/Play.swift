@@ -41,6 +41,7 @@ struct Play: AsyncParsableCommand {
   }
 
   func run() async throws {
+    StreamIdentity.announce(app: "player", role: .music)
     guard noUI else {
       await InterfaceLauncher.run(paths: paths, device: device, duck: duck, autoplay: true)
     }

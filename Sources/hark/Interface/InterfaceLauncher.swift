@@ -11,6 +11,7 @@ import TerminalUI
 /// headless player is), shown and driven by the terminal interface.
 enum InterfaceLauncher {
   static func run(paths: [String], device: String?, duck: Double?, autoplay: Bool) async -> Never {
+    StreamIdentity.announce(app: "player", role: .music)
     guard isatty(0) == 1 && isatty(1) == 1 else {
       die(
         "the interface needs a terminal, and stdin or stdout is not one; "

@@ -31,6 +31,7 @@ final class SimulatedApp {
 
   /// Connects to the session server (starting it if needed) or exits with the reason.
   static func start(_ name: String, sound: SoundOptions) async -> SimulatedApp {
+    StreamIdentity.announce(app: name, role: role(of: name))
     let session: AudioSession
     do { session = try await AudioSession.connect(.init(name: name)) } catch {
       die(error.description)
@@ -38,6 +39,18 @@ final class SimulatedApp {
     return SimulatedApp(
       name: name, session: session,
       sound: sound.noSound ? nil : AppSound(app: name, device: sound.device))
+  }
+
+  /// What the sound server is told each simulated app's sound is.
+  static func role(of name: String) -> StreamIdentity.Role {
+    switch name {
+    case "call": .call
+    case "alarm": .alarm
+    case "nav": .navigation
+    case "game": .game
+    case "assistant": .assistant
+    default: .music
+    }
   }
 
   private init(name: String, session: AudioSession, sound: AppSound?) {

@@ -1,0 +1,93 @@
+import Glibc
+
+/// What a hark process's sound streams say about themselves to the sound server, so that the
+/// desktop's own policies treat them as what they are: PulseAudio's module-role-cork corks
+/// music while a `phone` stream plays (so `hark call` is a call for every other app too),
+/// stream-restore and WirePlumber's restore-stream remember volumes per role, and `pactl` and
+/// pavucontrol show hark by name.
+///
+/// hark reaches the sound server through ALSA's plugins, which take no stream properties of
+/// their own; each reads them from its environment, so they are set there before the first
+/// device opens (at the start of a subcommand, before any thread reads the environment):
+/// - `pulse` (libasound2-plugins) is a libpulse client, and libpulse adds `PULSE_PROP` to the
+///   client's properties, which the server copies onto each of its streams. PulseAudio's role
+///   names: music, phone, event, game...
+/// - `pipewire` (pipewire-alsa, ALSA's `default` on PipeWire desktops) is a native PipeWire
+///   stream, which adds `PIPEWIRE_PROPS` to the stream's own properties. PipeWire's role names:
+///   Music, Communication, Notification, Game... (its pulse service translates the PulseAudio
+///   names into these).
+///
+/// `application.process.id` needs no help: both libraries set it from the process. What the
+/// user set in either variable comes after hark's and so wins.
+enum StreamIdentity {
+  /// The role of each kind of hark app, in both vocabularies.
+  enum Role {
+    case music, call, alarm, navigation, game, assistant
+
+    var pulse: String {
+      switch self {
+      case .music: "music"
+      case .call: "phone"
+      case .alarm, .assistant: "event"
+      // PulseAudio knows no navigation role; module-role-ducking and role-cork ignore unknown
+      // names, and stream-restore keeps it apart from music.
+      case .navigation: "navigation"
+      case .game: "game"
+      }
+    }
+
+    var pipewire: String {
+      switch self {
+      case .music: "Music"
+      case .call: "Communication"
+      case .alarm, .assistant: "Notification"
+      case .navigation: "Navigation"
+      case .game: "Game"
+      }
+    }
+  }
+
+  /// Sets the environment so that every stream this process opens carries `role`, hark's name
+  /// and `application.id=org.hark.<app>`.
+  static func announce(app: String, role: Role) {
+    guard !announced else { return }  // `hark play` announces, then may start the interface
+    announced = true
+    let common = "application.name='hark' application.id='org.hark.\(app)'"
+    prepend("PULSE_PROP", "media.role='\(role.pulse)' \(common)")
+    // PIPEWIRE_PROPS is a SPA-JSON object.
+    prepend(
+      "PIPEWIRE_PROPS",
+      "{ media.role = \"\(role.pipewire)\" application.name = \"hark\" "
+        + "application.id = \"org.hark.\(app)\" }",
+      json: true)
+  }
+
+  nonisolated(unsafe) private static var announced = false
+
+  /// The properties `announce` would set, as the environment holds them now (for tests).
+  static func current(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
+
+  private static func prepend(_ name: String, _ ours: String, json: Bool = false) {
+    let theirs = current(name).map { $0.trimmingCharacters(in: " \t") } ?? ""
+    let value: String
+    if theirs.isEmpty {
+      value = ours
+    } else if json {
+      // Both are objects: merge by dropping our closing brace and their opening one.
+      let inner =
+        theirs.hasPrefix("{") && theirs.hasSuffix("}")
+        ? String(theirs.dropFirst().dropLast()) : theirs
+      value = String(ours.dropLast()) + " " + inner + " }"
+    } else {
+      value = ours + " " + theirs
+    }
+    setenv(name, value, 1)
+  }
+}
+
+extension String {
+  fileprivate func trimmingCharacters(in set: String) -> String {
+    let drop: (Character) -> Bool = { set.contains($0) }
+    return String(self.drop(while: drop).reversed().drop(while: drop).reversed())
+  }
+}
