@@ -4,9 +4,12 @@ public enum RouteAction: Sendable, Hashable {
   case unplug(RouteKind)
   /// Pick an output by name or kind (case-insensitive).
   case select(String)
-  /// A real device appeared (a jack's headphones, a Bluetooth sink): it becomes current. One
-  /// already listed is left as it is.
+  /// A real device appeared (a jack's headphones, a Bluetooth sink that is the default): it
+  /// becomes current. One already listed is left as it is.
   case attach(Route)
+  /// A real device appeared that nothing is sent to yet (a sound server's sink beside its
+  /// default one): listed, the current output unchanged. One already listed is left as it is.
+  case add(Route)
   /// A real device went away; nothing when it was not listed.
   case detach(Route)
 }
@@ -76,6 +79,11 @@ public struct RouteTable: Sendable, Hashable, Codable {
       available.append(route)
       current = route
       return RouteChange(reason: .newDeviceAvailable, previous: previous, current: route)
+
+    case .add(let route):
+      // Nothing heard moved: nobody is told (G4: what plays goes on).
+      if !available.contains(where: { $0.name == route.name }) { available.append(route) }
+      return nil
 
     case .detach(let route):
       guard route != .speakers, let index = available.firstIndex(where: { $0.name == route.name })

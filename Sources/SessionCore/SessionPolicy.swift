@@ -54,6 +54,9 @@ public enum PolicyEvent: Sendable, Hashable {
   /// The sound server moved this session's stream off an output that went away (a sink of its
   /// own choosing, not necessarily the current route): for it, that output is gone (G5).
   case outputLost(SessionID, lost: Route)
+  /// The sound server reports this session's sound on this output (the sink its stream is on),
+  /// or, with nil, no stream of it any more. Its route is that output while it has one.
+  case streamOutput(SessionID, Route?)
 }
 
 /// Why the policy did not do what was asked.
@@ -104,6 +107,9 @@ public struct SessionRecord: Sendable, Hashable {
   public var enabledCommands: Set<RemoteCommandKind> = []
   /// When the app last started playing, in policy steps: the now-playing tie-breaker.
   var startedPlayingAt: UInt64 = 0
+  /// Where the sound server says this session's sound is (the sink its stream plays on), or
+  /// nil when it says nothing (no stream, or an output that is not a sound server's).
+  public var output: Route?
 
   public init(identity: AppIdentity) { self.identity = identity }
 
@@ -170,6 +176,12 @@ public struct SessionPolicy: Sendable, Hashable {
       let (sa, sb) = (sessions[a]?.startedPlayingAt ?? 0, sessions[b]?.startedPlayingAt ?? 0)
       return sa == sb ? a < b : sa < sb
     }
+  }
+
+  /// The output a session's sound goes to: the sink its stream is on, while the sound server
+  /// reports one; else the current output (where a new stream would go).
+  public func route(of id: SessionID) -> Route {
+    sessions[id]?.output ?? routes.current
   }
 
   /// The active voice call, if any.
@@ -290,8 +302,12 @@ public struct SessionPolicy: Sendable, Hashable {
     case .route(let action):
       let change: RouteChange?
       do { change = try routes.apply(action) } catch { return .route(error) }
+      // A session whose stream is on a sink of its own is not moved by a change of the current
+      // output: it hears of its own sink through outputLost and streamOutput.
       if let change {
-        for id in sessions.keys.sorted() { notes.append(.init(id, .routeChange(change))) }
+        for id in sessions.keys.sorted() where sessions[id]?.output == nil {
+          notes.append(.init(id, .routeChange(change)))
+        }
       }
       return nil
 
@@ -300,6 +316,19 @@ public struct SessionPolicy: Sendable, Hashable {
       let change = RouteChange(
         reason: .oldDeviceUnavailable, previous: lost, current: routes.current)
       notes.append(.init(id, .routeChange(change)))
+      return nil
+
+    case .streamOutput(let id, let output):
+      guard sessions[id] != nil else { return .unknownSession(id) }
+      let before = route(of: id)
+      sessions[id]?.output = output
+      let after = route(of: id)
+      // Its stream moved (by the user or the desktop's policy), or it plays where the current
+      // output is not: the app goes on (G6) and learns where it is heard.
+      if after != before {
+        notes.append(
+          .init(id, .routeChange(RouteChange(reason: .override, previous: before, current: after))))
+      }
       return nil
     }
   }

@@ -62,6 +62,10 @@ public enum WireCodec {
           e.action = "attach"
           e.name = route.name
           e.kind = route.kind.rawValue
+        case .add(let route):
+          e.action = "add"
+          e.name = route.name
+          e.kind = route.kind.rawValue
         case .detach(let route):
           e.action = "detach"
           e.name = route.name
@@ -164,6 +168,9 @@ public enum WireCodec {
       case "attach":
         request = .route(
           .attach(Route(name: try need(e.name, "name"), kind: try parse(e.kind, "kind"))))
+      case "add":
+        request = .route(
+          .add(Route(name: try need(e.name, "name"), kind: try parse(e.kind, "kind"))))
       case "detach":
         request = .route(
           .detach(Route(name: try need(e.name, "name"), kind: try parse(e.kind, "kind"))))

@@ -147,11 +147,14 @@ public struct SessionStatus: Sendable, Hashable, Codable {
   public var nowPlaying: Bool
   public var playback: PlaybackInfo?
   public var commands: [RemoteCommandKind]
+  /// Where its sound goes: the sound server's sink its stream is on, else the current output.
+  public var route: Route
 
   public init(
     session: SessionID, pid: Int32, name: String, category: Category, mode: SessionMode,
     options: [String], active: Bool, interrupted: Bool, ducked: Bool, muted: Bool,
-    nowPlaying: Bool, playback: PlaybackInfo?, commands: [RemoteCommandKind]
+    nowPlaying: Bool, playback: PlaybackInfo?, commands: [RemoteCommandKind],
+    route: Route = .speakers
   ) {
     self.session = session
     self.pid = pid
@@ -166,11 +169,12 @@ public struct SessionStatus: Sendable, Hashable, Codable {
     self.nowPlaying = nowPlaying
     self.playback = playback
     self.commands = commands
+    self.route = route
   }
 
   private enum CodingKeys: String, CodingKey {
     case session, pid, name, category, mode, options, active, interrupted, ducked, muted
-    case nowPlaying, playback, commands
+    case nowPlaying, playback, commands, route
   }
   public func encode(to encoder: any Encoder) throws {
     var c = encoder.container(keyedBy: CodingKeys.self)
@@ -187,5 +191,6 @@ public struct SessionStatus: Sendable, Hashable, Codable {
     try c.encode(nowPlaying, forKey: .nowPlaying)
     try c.encode(playback, forKey: .playback)  // null, not absent
     try c.encode(commands, forKey: .commands)
+    try c.encode(route, forKey: .route)
   }
 }

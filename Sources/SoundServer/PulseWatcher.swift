@@ -21,7 +21,14 @@ public final class PulseWatcher: @unchecked Sendable {
   private let shutDown = Atomic<Bool>(false)
   /// A pending reconnection (mainloop thread), and how long the next one waits.
   private var retry: OpaquePointer?
-  private var retryDelay: UInt64 = 1_000_000  // µs
+  private var retryDelay = PulseWatcher.firstRetryDelay
+  /// 250 ms, doubling up to 2 s: a sound server that restarts (an update, a crash, the user's
+  /// `systemctl --user restart`) is back within a couple of seconds, and hark must see its
+  /// devices and calls again as soon as it is.
+  static let firstRetryDelay: UInt64 = 250_000  // µs
+  static let longestRetryDelay: UInt64 = 2_000_000  // µs
+  /// Whether `.connected` was reported since the context became ready (mainloop thread).
+  private var announced = false
 
   /// Starts watching `server` (nil: the default, as $PULSE_SERVER or the session's); `report`
   /// is called on libpulse's thread.
@@ -66,13 +73,20 @@ public final class PulseWatcher: @unchecked Sendable {
     pa_threaded_mainloop_free(mainloop)
   }
 
-  /// Mutes a playback stream at once, in the sound server: a stream whose sink went away has
-  /// been moved to another sink, and must not be heard there while its owner pauses (G5).
+  /// Ends a playback stream at once, in the sound server (pa_context_kill_sink_input): a
+  /// stream whose sink went away has been moved to another sink by the server itself, and must
+  /// not be heard there while its owner pauses (G5). Its owner sees its output fail and opens a
+  /// new stream when the user plays again.
+  ///
+  /// Not a mute: PulseAudio's module-stream-restore and WirePlumber's restore-stream remember
+  /// a stream's mute under the application's name (or role), so every later stream of hark's,
+  /// in this run and the next, would start muted. Ending the stream leaves nothing behind.
   /// Any thread, the report callback's included.
-  public func mute(sinkInput index: UInt32) {
+  public func kill(sinkInput index: UInt32) {
+    guard !shutDown.load(ordering: .acquiring) else { return }
     let inThread = pa_threaded_mainloop_in_thread(mainloop) != 0
     if !inThread { pa_threaded_mainloop_lock(mainloop) }
-    if let c = context, !closed { unref(pa_context_set_sink_input_mute(c, index, 1, nil, nil)) }
+    if let c = context, !closed { unref(pa_context_kill_sink_input(c, index, nil, nil)) }
     if !inThread { pa_threaded_mainloop_unlock(mainloop) }
   }
 
@@ -110,7 +124,8 @@ public final class PulseWatcher: @unchecked Sendable {
     guard let c else { return }
     switch pa_context_get_state(c) {
     case PA_CONTEXT_READY:
-      retryDelay = 1_000_000
+      retryDelay = Self.firstRetryDelay
+      announced = false
       pa_context_set_subscribe_callback(
         c,
         { c, event, index, userdata in
@@ -118,12 +133,16 @@ public final class PulseWatcher: @unchecked Sendable {
         }, me)
       let mask = pa_subscription_mask_t(
         rawValue: PA_SUBSCRIPTION_MASK_SINK.rawValue | PA_SUBSCRIPTION_MASK_SINK_INPUT.rawValue
-          | PA_SUBSCRIPTION_MASK_SERVER.rawValue)
+          | PA_SUBSCRIPTION_MASK_SERVER.rawValue | PA_SUBSCRIPTION_MASK_CLIENT.rawValue)
       unref(pa_context_subscribe(c, mask, nil, nil))
       askServer(c)
       unref(
         pa_context_get_sink_info_list(
           c, { _, info, eol, userdata in PulseWatcher.from(userdata)?.sink(info, eol) }, me))
+      // Clients before streams: a stream's process may be known through its client only.
+      unref(
+        pa_context_get_client_info_list(
+          c, { _, info, eol, userdata in PulseWatcher.from(userdata)?.client(info, eol) }, me))
       unref(
         pa_context_get_sink_input_info_list(
           c, { _, info, eol, userdata in PulseWatcher.from(userdata)?.sinkInput(info, eol) }, me))
@@ -139,14 +158,15 @@ public final class PulseWatcher: @unchecked Sendable {
   }
 
   /// Connects again later: at once could fail at once again (a server address that answers
-  /// nobody), in a loop. Waits 1 s, doubling up to 30 s; a server that is merely not running
-  /// yet is waited for by libpulse itself (NOFAIL) once connecting again.
+  /// nobody), in a loop. Waits `firstRetryDelay`, doubling up to `longestRetryDelay`; a server
+  /// that is merely not running yet is waited for by libpulse itself (NOFAIL) once connecting
+  /// again.
   private func scheduleReconnect() {
     guard !closed, retry == nil, let api = pa_threaded_mainloop_get_api(mainloop) else { return }
     var when = timeval()
     pa_gettimeofday(&when)
     pa_timeval_add(&when, retryDelay)
-    retryDelay = min(retryDelay * 2, 30_000_000)
+    retryDelay = min(retryDelay * 2, Self.longestRetryDelay)
     retry = api.pointee.time_new(
       api, &when,
       { api, event, _, userdata in
@@ -183,6 +203,15 @@ public final class PulseWatcher: @unchecked Sendable {
             c, index,
             { _, info, eol, userdata in PulseWatcher.from(userdata)?.sinkInput(info, eol) }, me))
       }
+    case PA_SUBSCRIPTION_EVENT_CLIENT.rawValue:
+      if removed {
+        report(.clientRemoved(index))
+      } else {
+        unref(
+          pa_context_get_client_info(
+            c, index,
+            { _, info, eol, userdata in PulseWatcher.from(userdata)?.client(info, eol) }, me))
+      }
     case PA_SUBSCRIPTION_EVENT_SERVER.rawValue:
       askServer(c)
     default:
@@ -195,8 +224,15 @@ public final class PulseWatcher: @unchecked Sendable {
       pa_context_get_server_info(
         c,
         { _, info, userdata in
-          guard let info, let name = info.pointee.default_sink_name else { return }
-          PulseWatcher.from(userdata)?.report(.defaultSink(String(cString: name)))
+          guard let info, let me = PulseWatcher.from(userdata) else { return }
+          if !me.announced {
+            me.announced = true
+            let name = info.pointee.server_name.map { String(cString: $0) } ?? "sound server"
+            let version = info.pointee.server_version.map { String(cString: $0) } ?? ""
+            me.report(.connected(server: version.isEmpty ? name : "\(name) \(version)"))
+          }
+          guard let sink = info.pointee.default_sink_name else { return }
+          me.report(.defaultSink(String(cString: sink)))
         }, me))
   }
 
@@ -211,7 +247,15 @@ public final class PulseWatcher: @unchecked Sendable {
 
   private func sinkInput(_ info: UnsafePointer<pa_sink_input_info>?, _ eol: Int32) {
     guard eol == 0, let i = info?.pointee else { return }
-    report(.sinkInput(index: i.index, sink: i.sink, properties: Self.properties(i.proplist)))
+    report(
+      .sinkInput(
+        index: i.index, sink: i.sink, client: i.client == UInt32.max ? nil : i.client,
+        properties: Self.properties(i.proplist)))
+  }
+
+  private func client(_ info: UnsafePointer<pa_client_info>?, _ eol: Int32) {
+    guard eol == 0, let i = info?.pointee else { return }
+    report(.client(index: i.index, properties: Self.properties(i.proplist)))
   }
 
   private static func properties(_ list: OpaquePointer?) -> [String: String] {

@@ -235,7 +235,7 @@ struct InterruptionModel {
     case .disconnect(let id):
       depart(id, notify: false, reason: .interrupterExited, into: &out)
       forget(id)
-    case .connect, .publish, .setSilentMode, .route, .outputLost:
+    case .connect, .publish, .setSilentMode, .route, .outputLost, .streamOutput:
       break
     }
     return out
@@ -428,7 +428,7 @@ struct PolicyRun {
       let takesOptions = category == .playback || category == .playAndRecord
       return options.isEmpty || takesOptions ? nil : .optionsNotAllowed(category, options)
     case .deactivate(let id, _), .disconnect(let id), .publish(let id, _, _),
-      .outputLost(let id, _):
+      .outputLost(let id, _), .streamOutput(let id, _):
       return p.sessions[id] == nil ? .unknownSession(id) : nil
     case .setSilentMode:
       return nil

@@ -140,4 +140,69 @@ import Testing
     #expect(
       failure?.description == "no output named 'hdmi'; the outputs are: Speakers, Headphones")
   }
+
+  // MARK: A session's own output (the sound server's sink its stream is on)
+
+  /// The route of a session whose stream the sound server reports is that stream's sink; of
+  /// one without, the current output.
+  @Test func aSessionsRouteIsTheSinkItsStreamIsOnElseTheCurrentOutput() {
+    var (policy, hark, idle) = twoApps()
+    policy.succeed(.route(.add(Self.bluetooth)))
+    #expect(policy.succeed(.streamOutput(hark, .speakers)).isEmpty, "where it already was")
+    #expect(policy.route(of: hark) == .speakers)
+    policy.succeed(.route(.select("Bluetooth headset")))
+    #expect(policy.route(of: hark) == .speakers, "its stream stays where it is")
+    #expect(policy.route(of: idle) == Self.bluetooth, "a new stream would go to the default")
+  }
+
+  /// Issue 10 §3: a headset that becomes the default while hark's stream stays on the speakers
+  /// is not hark's route; its leaving is no reason for hark to pause (G4, G5).
+  @Test func G5_theDefaultLeavingDoesNotPauseASessionPlayingElsewhere() {
+    var (policy, hark, idle) = twoApps()
+    policy.succeed(.streamOutput(hark, .speakers))
+    let came = policy.succeed(.route(.attach(Self.bluetooth)))
+    #expect(came.events(for: hark) == [], "hark's sound did not move")
+    #expect(came.events(for: idle).count == 1)
+    let went = policy.succeed(.route(.detach(Self.bluetooth)))
+    #expect(went.events(for: hark) == [], "hark's sink is still there")
+    #expect(
+      went.events(for: idle) == [
+        .routeChange(
+          RouteChange(reason: .oldDeviceUnavailable, previous: Self.bluetooth, current: .speakers))
+      ])
+  }
+
+  /// G5: the sink hark's stream is on goes: hark hears it once, through outputLost, as
+  /// oldDeviceUnavailable; not a second time from the device's detach.
+  @Test func G5_theSinkASessionPlaysOnGoingAwayIsToldOnce() {
+    var (policy, hark, _) = twoApps()
+    policy.succeed(.route(.attach(Self.bluetooth)))
+    policy.succeed(.streamOutput(hark, Self.bluetooth))
+    #expect(policy.succeed(.route(.detach(Self.bluetooth))).events(for: hark) == [])
+    #expect(
+      policy.succeed(.outputLost(hark, lost: Self.bluetooth)).events(for: hark) == [
+        .routeChange(
+          RouteChange(reason: .oldDeviceUnavailable, previous: Self.bluetooth, current: .speakers))
+      ])
+  }
+
+  /// G6: the stream moved to another sink (by the user, or by the desktop's policy): the app
+  /// hears of its new output as an override, and goes on.
+  @Test func G6_aStreamMovedToAnotherSinkIsAnOverride() {
+    var (policy, hark, idle) = twoApps()
+    policy.succeed(.route(.add(Self.bluetooth)))
+    policy.succeed(.streamOutput(hark, .speakers))
+    let notes = policy.succeed(.streamOutput(hark, Self.bluetooth))
+    #expect(
+      notes.events(for: hark) == [
+        .routeChange(RouteChange(reason: .override, previous: .speakers, current: Self.bluetooth))
+      ])
+    #expect(notes.events(for: idle) == [])
+    #expect(policy.isActive(hark))
+    // Its stream gone (closed on a pause), its route is the current output again.
+    #expect(
+      policy.succeed(.streamOutput(hark, nil)).events(for: hark) == [
+        .routeChange(RouteChange(reason: .override, previous: Self.bluetooth, current: .speakers))
+      ])
+  }
 }

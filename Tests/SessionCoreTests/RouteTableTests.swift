@@ -152,7 +152,7 @@ import Testing
           }
         case .select:
           #expect(change == nil || change?.reason == .override)
-        case .attach, .detach:
+        case .attach, .add, .detach:
           Issue.record("real devices are tested apart")
         }
       }
@@ -184,5 +184,24 @@ import Testing
     #expect(table.available == [.speakers])
     #expect(try table.apply(.detach(usb)) == nil)
     #expect(try table.apply(.detach(.speakers)) == nil, "the speakers stay")
+  }
+
+  /// A sound server's sink that appears beside the default one is listed, never made current:
+  /// nothing heard moved, so nobody is told (G4), and its going is no loss (G5).
+  @Test func G4_G5_aDeviceAddedBesideTheCurrentOneChangesNothingHeard() throws {
+    var table = RouteTable()
+    let headset = Route(name: "WH-1000XM4", kind: .bluetooth)
+    #expect(try table.apply(.add(headset)) == nil)
+    #expect(table.current == .speakers)
+    #expect(table.available == [.speakers, headset])
+    #expect(try table.apply(.add(headset)) == nil)
+    #expect(table.available == [.speakers, headset], "listed once")
+    #expect(try table.apply(.detach(headset)) == nil, "it was nobody's output")
+    #expect(table.available == [.speakers])
+    // Made the default later, it is selected like any listed output (G6).
+    _ = try table.apply(.add(headset))
+    #expect(
+      try table.apply(.select("WH-1000XM4"))
+        == RouteChange(reason: .override, previous: .speakers, current: headset))
   }
 }

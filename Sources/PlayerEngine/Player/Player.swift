@@ -466,6 +466,11 @@ public final class Player: @unchecked Sendable {
       let wasPlaying = policy.isPlaying
       await carryOut(policy.routeChanged(change))
       if change.reason == .oldDeviceUnavailable && (wasPlaying || policy.pausedBy == .route) {
+        // The device failing may have been seen first (the sound server ended the stream it
+        // had moved): the output that really went is this one.
+        if !wasPlaying, let known = lostRoute, known.kind == .unknown, known != change.previous {
+          say("paused: '\(change.previous.name)' went away")
+        }
         lostRoute = change.previous
       }
     case .ducking(let isDucked):
@@ -494,6 +499,10 @@ public final class Player: @unchecked Sendable {
       problem = "Could not play \(fileName(track.path)): \(error.reason)\(others)"
       problemOutlivesNextTrack = true
     case .deviceLost(let device, let code):
+      // Already paused because its output went: the session server ends a stream the sound
+      // server moved off a sink that went away (G5), after telling this player why. The device
+      // is opened afresh on play; the news adds nothing.
+      if policy.pausedBy == .route { return }
       // The engine has already stopped writing; the route change itself comes through the
       // session server, like every real output event.
       let lost = Route(name: device, kind: .unknown)

@@ -11,8 +11,14 @@ public enum ExternalEvent: Sendable, Hashable {
   /// server stands in for it with a session of its own: a call (G11) that ends notifying the
   /// others (G13), exactly as `hark call` does.
   case phoneStream(began: Bool, key: UInt32, name: String, pid: Int32?)
-  /// The process `pid`'s stream lost its output (its sink went away).
-  case outputLost(pid: Int32, lost: Route)
+  /// The process `pid`'s stream `stream` lost its output (its sink went away).
+  case outputLost(pid: Int32, stream: UInt32, lost: Route)
+  /// The process `pid`'s stream `stream` plays on `output` (the sound server's sink it is on).
+  case streamOutput(pid: Int32, stream: UInt32, output: Route)
+  /// The process `pid`'s stream `stream` is gone.
+  case streamGone(pid: Int32, stream: UInt32)
+  /// The sound server came (with its name) or went (nil): for the log.
+  case soundServer(String?)
 }
 
 /// Where watchers on other threads post `ExternalEvent`s for the server's loop: a queue behind
@@ -20,6 +26,7 @@ public enum ExternalEvent: Sendable, Hashable {
 public final class ExternalEvents: Sendable {
   private let queue = Mutex<[ExternalEvent]>([])
   private let sessionPids = Mutex<[Int32: Int]>([:])
+  private let silencer = Mutex<(@Sendable (UInt32) -> Void)?>(nil)
   /// Readable when events wait.
   let fd: Int32
   private let wakeFD: Int32
@@ -46,6 +53,18 @@ public final class ExternalEvents: Sendable {
     queue.withLock { $0.append(event) }
     var byte: UInt8 = 1
     _ = write(wakeFD, &byte, 1)  // a full pipe already means "wake up"
+  }
+
+  /// How to silence a sound-server stream that lost its output (G5): the server calls it for a
+  /// stream of one of its sessions, after telling the session.
+  public func setSilencer(_ silence: @escaping @Sendable (UInt32) -> Void) {
+    silencer.withLock { $0 = silence }
+  }
+
+  /// The server's loop: silences a stream, if a silencer was set.
+  func silence(stream: UInt32) {
+    let silence = silencer.withLock { $0 }
+    silence?(stream)
   }
 
   /// Any thread. Whether `pid` is a process with a session: watchers act on the sound server

@@ -73,6 +73,9 @@ public final class SessionServer {
   private var nextSession: UInt64 = 1
   /// The sessions standing in for calls in other programs, by the sound server's stream index.
   private var phoneSessions: [UInt32: SessionID] = [:]
+  /// The sound server's playback streams by process, and the output each plays on: a session's
+  /// output is that of its process's newest stream.
+  private var streamsByPid: [Int32: [UInt32: Route]] = [:]
   /// Outputs that real devices put in the route table: not saved, since they may be gone by
   /// the time a server reads the file again.
   private var realRoutes: Set<String> = []
@@ -401,6 +404,19 @@ public final class SessionServer {
     configuration.external?.sessionCame(pid: c.pid)
     logger.info("\(c.name) (pid \(c.pid)) registered as session \(c.session)")
     deliver(policy.apply(.connect(c.session, AppIdentity(name: c.name, pid: c.pid))).notifications)
+    // Its stream may have reached the sound server before it registered.
+    updateOutput(ofPid: c.pid)
+  }
+
+  /// Tells the policy where the sessions of `pid` are heard now: on the output of its newest
+  /// sound-server stream, or nowhere in particular once it has none.
+  private func updateOutput(ofPid pid: Int32) {
+    let output = streamsByPid[pid]?.max { $0.key < $1.key }?.value
+    for c in clients.values.sorted(by: { $0.fd < $1.fd }) where c.pid == pid && c.registered {
+      guard policy.sessions[c.session].map({ $0.output != output }) ?? false else { continue }
+      if let output { logger.debug("\(c.name) (pid \(pid)) plays on '\(output.name)'") }
+      deliver(policy.apply(.streamOutput(c.session, output)).notifications)
+    }
   }
 
   private func applyAndReply(_ event: PolicyEvent, id: RequestID, to fd: Int32) {
@@ -480,7 +496,8 @@ public final class SessionServer {
         options: s.options.names, active: s.isActive, interrupted: s.isInterrupted,
         ducked: policy.isDucked(id), muted: policy.isMuted(id), nowPlaying: np == id,
         playback: extrapolated(s.playback, since: publishedAt[id]),
-        commands: s.enabledCommands.sorted { $0.rawValue < $1.rawValue })
+        commands: s.enabledCommands.sorted { $0.rawValue < $1.rawValue },
+        route: policy.route(of: id))
     }
     return StatusReport(
       version: protocolVersion, serverPid: pid, silent: policy.silentMode,
@@ -594,7 +611,7 @@ public final class SessionServer {
         return
       }
       switch action {
-      case .attach(let route):
+      case .attach(let route), .add(let route):
         realRoutes.insert(route.name)
         logger.info("output '\(route.name)' (\(route.kind.rawValue)) appeared")
       case .detach(let route):
@@ -605,14 +622,35 @@ public final class SessionServer {
       case .plug, .unplug, .select: break
       }
       deliver(outcome.notifications)
-    case .outputLost(let pid, let lost):
-      for c in clients.values where c.pid == pid && c.registered {
+    case .outputLost(let pid, let stream, let lost):
+      let mine = clients.values.filter { $0.pid == pid && $0.registered }.sorted { $0.fd < $1.fd }
+      guard !mine.isEmpty else { return }  // other programs' streams are theirs to manage
+      for c in mine {
         logger.info("\(c.name) (pid \(pid)) lost its output '\(lost.name)'")
         deliver(policy.apply(.outputLost(c.session, lost: lost)).notifications)
+      }
+      // The sound server has moved the stream to another output by itself: end it there, now
+      // that its app has been told why (it pauses, G5; its output failing is no news to it).
+      // `deliver` has written the news to the app's socket already.
+      configuration.external?.silence(stream: stream)
+    case .streamOutput(let pid, let stream, let output):
+      streamsByPid[pid, default: [:]][stream] = output
+      updateOutput(ofPid: pid)
+    case .streamGone(let pid, let stream):
+      streamsByPid[pid]?[stream] = nil
+      if streamsByPid[pid]?.isEmpty ?? false { streamsByPid[pid] = nil }
+      updateOutput(ofPid: pid)
+    case .soundServer(let name):
+      if let name {
+        logger.info("sound server '\(name)' connected")
+      } else {
+        logger.notice("lost the sound server; waiting for it to come back")
       }
     case .phoneStream(let began, let key, let name, let pid):
       if began {
         guard phoneSessions[key] == nil else { return }
+        // hark's own calls (`hark call` plays with the phone role) have sessions of their own.
+        if let pid, clients.values.contains(where: { $0.pid == pid }) { return }
         let id = SessionID(nextSession)
         nextSession += 1
         phoneSessions[key] = id

@@ -115,32 +115,33 @@ private func isAlive(_ pid: Int32) -> Bool {
 /// Feeds the sound server's sinks and streams to the session server as external events.
 private func watchSoundServer(posting external: ExternalEvents) -> PulseWatcher? {
   let model = PulseModelBox()
-  let watcher = WatcherBox()
-  watcher.set(
-    PulseWatcher(clientName: "hark session server") { observation in
-      for event in model.apply(observation) {
-        switch event {
-        case .route(let action): external.post(.route(action))
-        case .phoneStream(let began, let key, let name, let pid):
-          external.post(.phoneStream(began: began, key: key, name: name, pid: pid))
-        case .outputLost(let pid, let stream, let lost):
-          // Silence it in the sound server at once, before the app's pause can take effect: the
-          // server moved it to the speakers by itself (G5). The app's pause makes a new stream.
-          // Only hark's own apps' streams: other programs' are theirs to manage.
-          guard external.hasSession(pid: pid) else { continue }
-          watcher.value?.mute(sinkInput: stream)
-          external.post(.outputLost(pid: pid, lost: lost))
-        }
+  let watcher = PulseWatcher(clientName: "hark session server") { observation in
+    switch observation {
+    case .connected(let server): external.post(.soundServer(server))
+    case .disconnected: external.post(.soundServer(nil))
+    default: break
+    }
+    for event in model.apply(observation) {
+      switch event {
+      case .route(let action): external.post(.route(action))
+      case .phoneStream(let began, let key, let name, let pid):
+        external.post(.phoneStream(began: began, key: key, name: name, pid: pid))
+      case .outputLost(let pid, let stream, let lost):
+        // The session server tells the app (it pauses), then ends the stream the sound server
+        // moved to another output by itself, through the silencer below (G5). Only hark's own
+        // apps' streams: other programs' are theirs to manage.
+        external.post(.outputLost(pid: pid, stream: stream, lost: lost))
+      case .streamOutput(let pid, let stream, let output):
+        external.post(.streamOutput(pid: pid, stream: stream, output: output))
+      case .streamGone(let pid, let stream):
+        external.post(.streamGone(pid: pid, stream: stream))
       }
-    })
-  return watcher.value
-}
-
-/// The watcher, for its own report callback (which runs on its thread).
-private final class WatcherBox: Sendable {
-  private let watcher = Mutex<PulseWatcher?>(nil)
-  func set(_ w: PulseWatcher?) { watcher.withLock { $0 = w } }
-  var value: PulseWatcher? { watcher.withLock { $0 } }
+    }
+  }
+  if let watcher {
+    external.setSilencer { [weak watcher] stream in watcher?.kill(sinkInput: stream) }
+  }
+  return watcher
 }
 
 /// The model, used on libpulse's thread only; the lock keeps the compiler's checks honest.
