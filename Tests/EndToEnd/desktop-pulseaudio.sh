@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Issue 10 on PulseAudio 16 loaded as a desktop loads it: module-stream-restore (which would
+# remember a mute under hark's name), module-role-cork, module-switch-on-connect,
+# module-always-sink, null sinks for the speakers ("out"), another output ("other") and a
+# Bluetooth headset. The scenarios of desktop/scenarios.bash through ALSA's `pulse` device
+# (on PulseAudio, `default` is the same plugin), then `hark call` as a call for the other
+# programs on the desktop: module-role-cork corks or mutes their music while it lasts.
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/desktop/scenarios.bash"
+STACK=pulseaudio
+export PULSE_RUNTIME_PATH="$E2E_DIR/pulse" PULSE_STATE_PATH="$E2E_DIR/pulse-state"
+export PULSE_SERVER="unix:$PULSE_RUNTIME_PATH/native"
+unset PULSE_SINK
+mkdir -p "$PULSE_RUNTIME_PATH" "$PULSE_STATE_PATH"
+generation=0
+
+start_desktop_pulse() {
+  generation=$((generation + 1))
+  pulseaudio -n --daemonize=no --exit-idle-time=-1 --use-pid-file=no \
+    -L module-device-restore -L module-stream-restore -L module-card-restore \
+    -L module-native-protocol-unix -L module-switch-on-connect -L module-always-sink \
+    -L module-role-cork \
+    -L "module-null-sink sink_name=out sink_properties=device.description=Speakers" \
+    -L "module-null-sink sink_name=other" \
+    >>"$E2E_DIR/pulseaudio.log" 2>&1 &
+  E2E_PIDS+=($!)
+  PULSE_PID=$!
+  wait_for 10 "the PulseAudio daemon" pactl info
+  pactl set-default-sink out
+  OUT_REC="$E2E_DIR/rec-out-$generation.raw"
+  start_recorder out "$OUT_REC"
+}
+
+restart_sound_server() {
+  kill "$PULSE_PID"
+  wait_for 10 "PulseAudio's exit (it saves stream-restore's memory)" eval '! alive "$PULSE_PID"'
+  start_desktop_pulse
+  # hark's session server notices the new server within its 2 s reconnection delay.
+  wait_for 6 "hark's session server back on the sound server" \
+    grep -q "hark session server" <(pactl list clients)
+}
+
+phone_stream() { paplay --device=out --property=media.role=phone "$1"; }
+
+start_desktop_pulse
+run_desktop_scenarios pulse
+
+# --- hark call is a call for the other programs too: with module-role-cork, a music-role
+# stream of another program on the same output is corked or muted while the call lasts.
+paplay --device=out --property=media.role=music "$E2E_DIR/other-music.wav" &
+E2E_PIDS+=($!)
+PID_music=$!
+music_input() { stream_of "$PID_music"; }
+music_held() {
+  pactl -f json list sink-inputs | python3 -c "
+import json, sys
+for s in json.load(sys.stdin):
+    if str(s['index']) == '$(music_input)':
+        sys.exit(0 if s['corked'] or s['mute'] else 1)
+sys.exit(1)"
+}
+wait_until 5 "the other program's music stream" '[ -n "$(music_input)" ]'
+music_held && fail "the other program's music is held before any call"
+start call hark call --ring 1 --talk 2 --device pulse
+wait_until 4 "the other program's music corked or muted by the call" music_held
+expect_log call "call: hung up" 8
+wait_until 3 "the other program's music back after the call" '! music_held'
+pass "$STACK: 'hark call' is a call for other programs: module-role-cork held their music for its length"
