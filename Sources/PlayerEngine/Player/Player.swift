@@ -179,7 +179,15 @@ public final class Player: @unchecked Sendable {
   public func run(files: [String] = [], autoplay: Bool = false) async {
     let events = engine.events
     let c = continuation
-    engineEvents = Task { for await e in events { c.yield(.engine(e)) } }
+    engineEvents = Task {
+      for await e in events {
+        // A sound server's stream ends under the player right after the session server told it
+        // why (the sink it played on went away, G5): let that news, which names the output
+        // that went, arrive first; the engine has stopped writing already.
+        if case .deviceLost = e { try? await Task.sleep(for: .milliseconds(100)) }
+        c.yield(.engine(e))
+      }
+    }
     do { try await session.setCategory(.playback, options: []) } catch {
       say("cannot register with the session server: \(error)")
     }
