@@ -13,8 +13,13 @@ final class TestServer: Sendable {
   let paths: SessionPaths
   private let idleExit: Duration?
   private let maximumPendingOutputBytes: Int
+  /// Where a test posts what a watcher would (the sound server, ALSA jacks).
+  let external: ExternalEvents?
 
-  init(idleExit: Duration? = nil, maximumPendingOutputBytes: Int = 1 << 20) {
+  init(
+    idleExit: Duration? = nil, maximumPendingOutputBytes: Int = 1 << 20,
+    external: ExternalEvents? = nil
+  ) {
     var template = Array("/tmp/hark-server-test-XXXXXX".utf8CString)
     let made = template.withUnsafeMutableBufferPointer {
       mkdtemp($0.baseAddress!).map { String(cString: $0) }
@@ -25,12 +30,14 @@ final class TestServer: Sendable {
     mkdir(root + "/run", 0o700)
     self.idleExit = idleExit
     self.maximumPendingOutputBytes = maximumPendingOutputBytes
+    self.external = external
   }
 
   /// Starts a server and waits until it answers.
   func start() async throws {
     var configuration = SessionServer.Configuration(paths: paths, idleExit: idleExit)
     configuration.maximumPendingOutputBytes = maximumPendingOutputBytes
+    configuration.external = external
     var logger = Logger(label: "test-server")
     logger.logLevel = .warning
     let server = UncheckedBox(SessionServer(configuration: configuration, logger: logger))

@@ -1,0 +1,129 @@
+import Glibc
+import SessionCore
+import SessionWire
+import Synchronization
+import Testing
+
+@testable import SessionServer
+
+/// What the server makes of the sound server's news (issue 10), with a real server and client
+/// in process: the watcher's events are posted by hand, as the sound-server watcher posts them.
+@Suite(.serialized) struct SoundServerEventTests {
+  static let headset = Route(name: "Bluetooth headset", kind: .bluetooth)
+
+  /// The streams the server asked to end, in order.
+  final class Silenced: Sendable {
+    private let list = Mutex<[UInt32]>([])
+    func add(_ s: UInt32) { list.withLock { $0.append(s) } }
+    var all: [UInt32] { list.withLock { $0 } }
+  }
+
+  func route(of name: String, in report: StatusReport) -> Route? {
+    report.sessions.first { $0.name == name }?.route
+  }
+
+  /// G5: the sink hark's stream is on goes: the app is told (oldDeviceUnavailable, naming the
+  /// headset), then the stream the sound server moved is ended, never muted.
+  @Test(.timeLimit(.minutes(1)))
+  func G5_aLostStreamIsToldThenEnded() async throws {
+    let external = ExternalEvents()
+    let silenced = Silenced()
+    external.setSilencer { silenced.add($0) }
+    let server = TestServer(external: external)
+    defer { server.cleanUp() }
+    try await server.start()
+    let app = try await server.client("hark")
+    let events = EventRecorder(app)
+    try await app.setCategory(.playback)
+    try await app.setActive(true)
+    let me = getpid()
+
+    external.post(.route(.attach(Self.headset)))
+    external.post(.streamOutput(pid: me, stream: 7, output: Self.headset))
+    var report = try await app.status()
+    for _ in 0..<200 where route(of: "hark", in: report) != Self.headset {
+      try await Task.sleep(for: .milliseconds(10))
+      report = try await app.status()
+    }
+    #expect(route(of: "hark", in: report) == Self.headset)
+
+    // Another program's stream losing its sink is not hark's business.
+    external.post(.outputLost(pid: me + 100_000, stream: 8, lost: Self.headset))
+    external.post(.route(.detach(Self.headset)))
+    external.post(.outputLost(pid: me, stream: 7, lost: Self.headset))
+    let lost = await events.wait(for: "oldDeviceUnavailable") {
+      if case .routeChange(let c) = $0, c.reason == .oldDeviceUnavailable { return true }
+      return false
+    }
+    guard case .routeChange(let change) = lost else { return }
+    #expect(change.previous == Self.headset)
+    for _ in 0..<200 where silenced.all.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
+    #expect(silenced.all == [7], "only hark's own moved stream is ended, once")
+    let lostCount = events.all.filter {
+      if case .routeChange(let c) = $0, c.reason == .oldDeviceUnavailable { return true }
+      return false
+    }.count
+    #expect(lostCount == 1, "told once, not again by the headset's detach: \(events.all)")
+    app.close()
+    try await server.stop()
+  }
+
+  /// Issue 10 §3: a headset that comes and goes while hark's stream stays on the speakers is
+  /// not hark's route, and its going does not pause hark.
+  @Test(.timeLimit(.minutes(1)))
+  func G4_G5_aHeadsetBesideHarksSinkIsNotItsRoute() async throws {
+    let external = ExternalEvents()
+    let server = TestServer(external: external)
+    defer { server.cleanUp() }
+    try await server.start()
+    let app = try await server.client("hark")
+    let events = EventRecorder(app)
+    try await app.setCategory(.playback)
+    try await app.setActive(true)
+    external.post(.streamOutput(pid: getpid(), stream: 3, output: .speakers))
+    external.post(.route(.attach(Self.headset)))
+    external.post(.route(.detach(Self.headset)))
+    // Events are handled in order: once this one shows, the ones before it have been.
+    let sentinel = Route(name: "Sentinel HDMI", kind: .hdmi)
+    external.post(.route(.add(sentinel)))
+    var report = try await app.status()
+    for _ in 0..<200 where !report.routes.contains(sentinel) {
+      try await Task.sleep(for: .milliseconds(10))
+      report = try await app.status()
+    }
+    #expect(report.routes.contains(sentinel))
+    #expect(!report.routes.contains(Self.headset))
+    #expect(report.route == .speakers, "an added output is not current")
+    #expect(route(of: "hark", in: report) == .speakers)
+    #expect(
+      !events.all.contains {
+        if case .routeChange = $0 { return true } else { return false }
+      }, "hark's sound did not move: \(events.all)")
+    app.close()
+    try await server.stop()
+  }
+
+  /// hark's own phone-role streams (`hark call` plays with the phone role) already have a call
+  /// session; only other programs' become one.
+  @Test(.timeLimit(.minutes(1)))
+  func G11_onlyOtherProgramsPhoneStreamsBecomeCalls() async throws {
+    let external = ExternalEvents()
+    let server = TestServer(external: external)
+    defer { server.cleanUp() }
+    try await server.start()
+    let app = try await server.client("call")
+    try await app.setCategory(.playAndRecord, mode: .voiceCall)
+    external.post(.phoneStream(began: true, key: 1, name: "hark", pid: getpid()))
+    external.post(.phoneStream(began: true, key: 2, name: "Firefox", pid: getpid() + 100_000))
+    var report = try await app.status()
+    for _ in 0..<100 where !report.sessions.contains(where: { $0.name.contains("Firefox") }) {
+      try await Task.sleep(for: .milliseconds(10))
+      report = try await app.status()
+    }
+    let names = report.sessions.map(\.name)
+    #expect(names.contains("phone call (Firefox)"))
+    #expect(!names.contains("phone call (hark)"), "\(names)")
+    app.close()
+    try await server.stop()
+  }
+}
