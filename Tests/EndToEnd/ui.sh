@@ -334,17 +334,17 @@ kitty_has() { grep -qx -- "$1" "$E2E_DIR/kitty.events"; }
 kitty_send() { printf 'send %s\n' "$1" >"$E2E_DIR/kitty.ctl"; }
 wait_for 5 "the kitty protocol pushed" kitty_has pushed
 kitty_send '\x1b[57430u'  # MEDIA_PLAY_PAUSE
-wait_for 5 "MEDIA_PLAY_PAUSE to play" test "$(playback state)" = playing
+wait_until 5 "MEDIA_PLAY_PAUSE to play" '[ "$(playback state)" = playing ]'
 kitty_send '\x1b[57435u'  # MEDIA_TRACK_NEXT
-wait_for 5 "MEDIA_TRACK_NEXT to go to Beta" test "$(playback title)" = "02 Beta"
+wait_until 5 "MEDIA_TRACK_NEXT to go to Beta" '[ "$(playback title)" = "02 Beta" ]'
 kitty_send '\x1b[57435u'  # at the last track: disabled, and nothing else is done (G19)
 sleep 0.5
 [ "$(playback title)" = "02 Beta" ] || fail "next at the last track changed the track"
 [ "$(playback state)" = playing ] || fail "next at the last track changed the state"
 kitty_send '\x1b[57429u'  # MEDIA_PAUSE
-wait_for 5 "MEDIA_PAUSE to pause" test "$(playback state)" = paused
+wait_until 5 "MEDIA_PAUSE to pause" '[ "$(playback state)" = paused ]'
 kitty_send '\x1b[57428u'  # MEDIA_PLAY
-wait_for 5 "MEDIA_PLAY to play" test "$(playback state)" = playing
+wait_until 5 "MEDIA_PLAY to play" '[ "$(playback state)" = playing ]'
 kitty_send '\x1b[113u'  # q as a kitty key
 wait_for 5 "hark to quit" kitty_has "exit 0"
 kitty_has popped || fail "the kitty protocol was never popped"
