@@ -7,9 +7,14 @@ import Synchronization
 /// Each report is a `PulseObservation`, handed to `report` on libpulse's own thread (a
 /// pa_threaded_mainloop), in order.
 ///
-/// It connects with PA_CONTEXT_NOFAIL: when no server runs it waits for one to appear, and
-/// when the server goes away it reports `.disconnected` and waits again. It never starts a
-/// server (PA_CONTEXT_NOAUTOSPAWN). Owns the mainloop and the context.
+/// When no server runs it tries again, `firstRetryDelay` to `longestRetryDelay` apart, until
+/// one answers; when the server goes away it reports `.disconnected` (once) and tries again
+/// the same way. It never starts a server (PA_CONTEXT_NOAUTOSPAWN). Owns the mainloop and the
+/// context.
+///
+/// Not PA_CONTEXT_NOFAIL: libpulse then waits for a server on its own, through D-Bus where
+/// there is one and by polling where there is not, and a restarted server was seen again only
+/// 2 to 5 s after it was back. Trying again ourselves bounds that.
 public final class PulseWatcher: @unchecked Sendable {
   private let mainloop: OpaquePointer
   private var context: OpaquePointer?  // mainloop thread, or with its lock held
@@ -29,6 +34,8 @@ public final class PulseWatcher: @unchecked Sendable {
   static let longestRetryDelay: UInt64 = 2_000_000  // µs
   /// Whether `.connected` was reported since the context became ready (mainloop thread).
   private var announced = false
+  /// Whether the context is ready: a failure then is a loss to report (mainloop thread).
+  private var isConnected = false
 
   /// Starts watching `server` (nil: the default, as $PULSE_SERVER or the session's); `report`
   /// is called on libpulse's thread.
@@ -109,7 +116,7 @@ public final class PulseWatcher: @unchecked Sendable {
     pa_context_set_state_callback(
       c, { c, userdata in PulseWatcher.from(userdata)?.stateChanged(c) }, me)
     let flags = pa_context_flags_t(
-      rawValue: PA_CONTEXT_NOAUTOSPAWN.rawValue | PA_CONTEXT_NOFAIL.rawValue)
+      rawValue: PA_CONTEXT_NOAUTOSPAWN.rawValue)
     // A connection that fails at once may already have gone through stateChanged (FAILED),
     // which let go of the context; let go of it here only if it did not.
     if pa_context_connect(c, server, flags, nil) < 0, context == c {
@@ -126,6 +133,7 @@ public final class PulseWatcher: @unchecked Sendable {
     case PA_CONTEXT_READY:
       retryDelay = Self.firstRetryDelay
       announced = false
+      isConnected = true
       pa_context_set_subscribe_callback(
         c,
         { c, event, index, userdata in
@@ -147,7 +155,11 @@ public final class PulseWatcher: @unchecked Sendable {
         pa_context_get_sink_input_info_list(
           c, { _, info, eol, userdata in PulseWatcher.from(userdata)?.sinkInput(info, eol) }, me))
     case PA_CONTEXT_FAILED, PA_CONTEXT_TERMINATED:
-      report(.disconnected)
+      // Said once per connection lost, not for each try that finds no server.
+      if isConnected {
+        isConnected = false
+        report(.disconnected)
+      }
       pa_context_set_state_callback(c, nil, nil)
       pa_context_unref(c)
       context = nil
@@ -158,9 +170,7 @@ public final class PulseWatcher: @unchecked Sendable {
   }
 
   /// Connects again later: at once could fail at once again (a server address that answers
-  /// nobody), in a loop. Waits `firstRetryDelay`, doubling up to `longestRetryDelay`; a server
-  /// that is merely not running yet is waited for by libpulse itself (NOFAIL) once connecting
-  /// again.
+  /// nobody), in a loop. Waits `firstRetryDelay`, doubling up to `longestRetryDelay`.
   private func scheduleReconnect() {
     guard !closed, retry == nil, let api = pa_threaded_mainloop_get_api(mainloop) else { return }
     var when = timeval()

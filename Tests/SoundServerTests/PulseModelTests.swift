@@ -233,7 +233,7 @@ import Testing
     let reports = Reports()
     let watcher = try #require(
       PulseWatcher(clientName: "hark test", server: server) { reports.add($0) })
-    // Long enough for a failed connection to be retried once (after 1 s).
+    // Long enough for a failed connection to be retried a few times (250 ms, 500 ms, 1 s apart).
     try await Task.sleep(for: .milliseconds(1_300))
     watcher.close()
     watcher.close()

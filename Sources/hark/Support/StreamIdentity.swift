@@ -10,12 +10,9 @@ import Glibc
 /// their own; each reads them from its environment, so they are set there before the first
 /// device opens (at the start of a subcommand, before any thread reads the environment):
 /// - `pulse` (libasound2-plugins) is a libpulse client, and libpulse adds `PULSE_PROP` to the
-///   client's properties, which the server copies onto each of its streams. PulseAudio's role
-///   names: music, phone, event, game...
+///   client's properties, which the server copies onto each of its streams.
 /// - `pipewire` (pipewire-alsa, ALSA's `default` on PipeWire desktops) is a native PipeWire
-///   stream, which adds `PIPEWIRE_PROPS` to the stream's own properties. PipeWire's role names:
-///   Music, Communication, Notification, Game... (its pulse service translates the PulseAudio
-///   names into these).
+///   stream, which adds `PIPEWIRE_PROPS` to the stream's own properties.
 ///
 /// `application.process.id` needs no help: both libraries set it from the process. What the
 /// user set in either variable comes after hark's and so wins.
@@ -24,24 +21,27 @@ enum StreamIdentity {
   enum Role {
     case music, call, alarm, navigation, game, assistant
 
+    /// PulseAudio's names where it has one (music, phone, game; PipeWire's pulse service turns
+    /// them into Music, Communication, Game), else PipeWire's own, which its pulse service
+    /// passes on as they are and PulseAudio keeps as a plain name.
     var pulse: String {
       switch self {
       case .music: "music"
       case .call: "phone"
-      case .alarm, .assistant: "event"
-      // PulseAudio knows no navigation role; module-role-ducking and role-cork ignore unknown
-      // names, and stream-restore keeps it apart from music.
-      case .navigation: "navigation"
       case .game: "game"
+      case .alarm, .navigation, .assistant: pipewire
       }
     }
 
+    /// The roles WirePlumber's role-based policy knows (0.5's media-role-nodes: Music and Game
+    /// mix; Navigation ducks what is below it; Assistant, Communication and Alert cork it).
     var pipewire: String {
       switch self {
       case .music: "Music"
       case .call: "Communication"
-      case .alarm, .assistant: "Notification"
+      case .alarm: "Alert"
       case .navigation: "Navigation"
+      case .assistant: "Assistant"
       case .game: "Game"
       }
     }

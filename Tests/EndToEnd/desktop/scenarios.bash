@@ -44,6 +44,18 @@ for s in json.load(sys.stdin):
 "
 }
 
+# The properties (key=value lines) of the stream of process PID.
+stream_props() {
+  local index
+  index=$(stream_of "$1")
+  pactl -f json list sink-inputs | python3 -c "
+import json, sys
+for s in json.load(sys.stdin):
+    if str(s['index']) == '$index':
+        for k, v in s['properties'].items():
+            print(f'{k}={v}')"
+}
+
 route_of_hark() { status_query "next(x['route']['name'] for x in s['sessions'] if x['name']=='hark')"; }
 heard_on_out() { python3 "$PROBE" level "$OUT_REC" "$(ago 0.3)" "$(now)"; }
 # at_full_level: hark is heard on the speakers within 3 s at the level it plays at, not muted
@@ -76,6 +88,12 @@ run_desktop_scenarios() {
   start player hark play --no-ui --device "$DEVICE" "$E2E_DIR/steady.wav"
   wait_for 10 "hark playing" position_at_least 1
   wait_until 5 "hark's route is the headset" '[ "$(route_of_hark)" = "Bluetooth headset" ]'
+  # Issue 10 §4: the stream says what it is (the sound server may translate the role's case).
+  local props
+  props=$(stream_props "$PID_player")
+  echo "$props" | grep -qix "media.role=music" || fail "hark's stream has no music role: $props"
+  echo "$props" | grep -qx "application.id=org.hark.player" || fail "hark's stream has no application.id: $props"
+  pass "$STACK/$DEVICE: hark's stream says media.role=$(echo "$props" | grep -i "^media.role=" | cut -d= -f2) and application.id=org.hark.player"
   local t0 leak=0 rec first last
   t0=$(now)
   pactl unload-module "$module"
