@@ -15,9 +15,14 @@ HARK_RUNTIME_PACKAGES=(procps pkgconf libasound2-dev libsndfile1-dev libncurses-
 # drives the UI tests, PulseAudio's null sink plays in real time and parec records it, sox
 # makes the test tones, gcc builds the assets test's small libsndfile checker; the MPRIS tests
 # start private buses with dbus-daemon, watch them with dbus-monitor and dbus-send (dbus-bin),
-# and drive the player with playerctl.
+# and drive the player with playerctl. The desktop tests also run PipeWire as desktops do:
+# pipewire and wireplumber, PipeWire's pulse service from libpipewire-0.3-modules (not the
+# pipewire-pulse package, which conflicts with pulseaudio; nor pipewire-alsa, which does too:
+# the tests unpack its ALSA plugin from the package without installing it), pw-play from
+# pipewire-bin.
 HARK_TEST_PACKAGES=("${HARK_RUNTIME_PACKAGES[@]}" python3 tmux pulseaudio pulseaudio-utils sox gcc
-  dbus-daemon dbus-bin playerctl)
+  dbus-daemon dbus-bin playerctl pipewire pipewire-bin wireplumber libpipewire-0.3-modules
+  libspa-0.2-modules)
 
 # install_packages NAME...: apt-get update, then apt-get install -y, as root or through sudo.
 install_packages() {

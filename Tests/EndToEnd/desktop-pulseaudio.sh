@@ -29,6 +29,8 @@ start_desktop_pulse() {
   pactl set-default-sink out
   OUT_REC="$E2E_DIR/rec-out-$generation.raw"
   start_recorder out "$OUT_REC"
+  OTHER_REC="$E2E_DIR/rec-other-$generation.raw"
+  start_recorder other "$OTHER_REC"
 }
 
 restart_sound_server() {

@@ -12,7 +12,8 @@ import Glibc
 /// - `pulse` (libasound2-plugins) is a libpulse client, and libpulse adds `PULSE_PROP` to the
 ///   client's properties, which the server copies onto each of its streams.
 /// - `pipewire` (pipewire-alsa, ALSA's `default` on PipeWire desktops) is a native PipeWire
-///   stream, which adds `PIPEWIRE_PROPS` to the stream's own properties.
+///   stream, which adds `PIPEWIRE_ALSA` (an object of properties) to the stream's own
+///   (pcm_pipewire.c reads it since 0.3.4x; `PIPEWIRE_PROPS` is not read by this plugin).
 ///
 /// `application.process.id` needs no help: both libraries set it from the process. What the
 /// user set in either variable comes after hark's and so wins.
@@ -54,9 +55,9 @@ enum StreamIdentity {
     announced = true
     let common = "application.name='hark' application.id='org.hark.\(app)'"
     prepend("PULSE_PROP", "media.role='\(role.pulse)' \(common)")
-    // PIPEWIRE_PROPS is a SPA-JSON object.
+    // PIPEWIRE_ALSA is a SPA-JSON object.
     prepend(
-      "PIPEWIRE_PROPS",
+      "PIPEWIRE_ALSA",
       "{ media.role = \"\(role.pipewire)\" application.name = \"hark\" "
         + "application.id = \"org.hark.\(app)\" }",
       json: true)
