@@ -51,6 +51,11 @@ public enum PolicyEvent: Sendable, Hashable {
   case publish(SessionID, PlaybackInfo?, enabledCommands: Set<RemoteCommandKind>)
   case setSilentMode(Bool)
   case route(RouteAction)
+  /// A change of the sound server's sinks (one came, went, or became the default). Unlike a
+  /// jack or a simulated route, it does not move a session whose sound the sound server reports
+  /// on a sink of its own (`streamOutput`): that session hears of its own sink only, through
+  /// `outputLost` and `streamOutput`.
+  case sinkRoute(RouteAction)
   /// The sound server moved this session's stream off an output that went away (a sink of its
   /// own choosing, not necessarily the current route): for it, that output is gone (G5).
   case outputLost(SessionID, lost: Route)
@@ -163,10 +168,25 @@ public struct SessionPolicy: Sendable, Hashable {
 
   /// Whether the app may be the now-playing app (G18): in an audio context (see
   /// `PlaybackInfo.isInAudioContext`), non-mixable, with at least one enabled command.
+  ///
+  /// An app paused by an interruption that is over without resuming leaves its context only
+  /// while another app is the primary listening experience: one in its own context that
+  /// started playing after it (it took over). An interrupter that crashed or was killed, an
+  /// assistant that spoke and went, a takeover app that has quit, leave no such app, and the
+  /// user's own "play" must still reach the paused one (issue 16).
   public func isEligibleForNowPlaying(_ id: SessionID) -> Bool {
-    guard let s = sessions[id], !s.isMixable, !s.enabledCommands.isEmpty, let playback = s.playback
-    else { return false }
-    return playback.isInAudioContext(interrupted: s.isInterrupted)
+    guard let s = sessions[id], let playback = s.playback, canBeNowPlaying(s) else { return false }
+    if playback.isInAudioContext(interrupted: s.isInterrupted) { return true }
+    guard playback.state == .paused, playback.pausedBy == .interruption else { return false }
+    return !sessions.contains { other in
+      other.key != id && canBeNowPlaying(other.value)
+        && other.value.startedPlayingAt > s.startedPlayingAt
+        && other.value.playback?.isInAudioContext(interrupted: other.value.isInterrupted) == true
+    }
+  }
+
+  private func canBeNowPlaying(_ s: SessionRecord) -> Bool {
+    !s.isMixable && !s.enabledCommands.isEmpty && s.playback != nil
   }
 
   /// The app that receives remote commands: of the eligible ones, the one that most recently
@@ -299,15 +319,16 @@ public struct SessionPolicy: Sendable, Hashable {
       silentMode = on
       return nil
 
-    case .route(let action):
+    case .route(let action), .sinkRoute(let action):
       let change: RouteChange?
       do { change = try routes.apply(action) } catch { return .route(error) }
-      // A session whose stream is on a sink of its own is not moved by a change of the current
-      // output: it hears of its own sink through outputLost and streamOutput.
-      if let change {
-        for id in sessions.keys.sorted() where sessions[id]?.output == nil {
-          notes.append(.init(id, .routeChange(change)))
-        }
+      guard let change else { return nil }
+      // A jack or a simulated route changes what every session hears (a sound server switches
+      // the port of the sink it plays on when headphones are pulled). A change of the sound
+      // server's sinks does not move a session whose stream is on a sink of its own.
+      let sinksOnly = if case .sinkRoute = event { true } else { false }
+      for id in sessions.keys.sorted() where !sinksOnly || sessions[id]?.output == nil {
+        notes.append(.init(id, .routeChange(change)))
       }
       return nil
 

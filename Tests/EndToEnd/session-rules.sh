@@ -24,6 +24,10 @@ expect_log music "stays paused"
 expect_field music interrupted false
 [ "$(status_query "[x['name'] for x in s['sessions']]")" = "['music']" ] || fail "the dead call is still listed"
 pass "G14: a crashed call ends the interruption without resume, telling why"
+# Issue 16/G18: nothing else took the listener, so the user's play still reaches the music.
+hark ctl play >"$E2E_DIR/ctl.out" 2>&1 || fail "after the crashed call 'hark ctl play' failed: $(cat "$E2E_DIR/ctl.out")"
+expect_field music active true
+pass "G18: after the crashed call 'hark ctl play' reached the paused music, which plays again"
 
 # --- G9/G13: a navigation prompt ducks the music, which keeps playing, then lifts.
 start music2 hark simulate music --seconds 30
@@ -42,6 +46,9 @@ expect_log music2 "resumed"
 "$HARK_BIN" simulate assistant --seconds 0.5 >"$E2E_DIR/assistant.log"
 expect_log music2 "interruption ended, should not resume"
 pass "G13: after an alarm the music resumes; after a voice assistant it stays paused"
+hark ctl play >"$E2E_DIR/ctl.out" 2>&1 || fail "after the assistant 'hark ctl play' failed: $(cat "$E2E_DIR/ctl.out")"
+wait_for 5 "music2 active again" bash -c "\"$HARK_BIN\" status --json | python3 -c 'import json,sys; s=json.load(sys.stdin); sys.exit(0 if [x for x in s[\"sessions\"] if x[\"pid\"]==$PID_music2 and x[\"active\"]] else 1)'"
+pass "G18: after the assistant 'hark ctl play' reached the paused music, which plays again"
 
 # --- G2: silent mode mutes a game (soloAmbient) but never the music (playback).
 kill -INT "$PID_music" "$PID_music2"; wait "$PID_music" "$PID_music2" || true

@@ -66,6 +66,28 @@ import Testing
     #expect(rig.player.snapshot.state == .playing)
   }
 
+  /// Issue 16: the call was killed mid-call (ended without shouldResume, interrupterExited) and
+  /// no other app took the listener, so the session server keeps this player the now-playing
+  /// app: it stays in its audio context (its MPRIS name, the media keys) for the user's play.
+  @Test func G18_aDeadInterrupterLeavesThePlayerReachableWhileTheServerSaysSo() async throws {
+    let rig = PlayerRig()
+    defer { rig.stop() }
+    try await rig.playing(atLeast: 0.2)
+    rig.player.deliver(.nowPlaying(isNowPlaying: true))
+    rig.player.deliver(.interruption(.began(InterruptionCause(kind: .call, by: "call"))))
+    try #require(await rig.until { $0.state == .paused })
+    rig.player.deliver(.interruption(.ended(shouldResume: false, reason: .interrupterExited)))
+    try #require(await rig.until { $0.interruption == nil })
+    #expect(rig.player.snapshot.pausedBy == .interruption)
+    #expect(rig.player.snapshot.isInAudioContext, "still the now-playing app: reachable")
+    // Once another app is the now-playing app, it gives up its context (G18).
+    rig.player.deliver(.nowPlaying(isNowPlaying: false))
+    try #require(await rig.until { !$0.isNowPlaying })
+    #expect(!rig.player.snapshot.isInAudioContext)
+    #expect(await rig.player.send(.play) == .success)
+    #expect(rig.player.snapshot.state == .playing)
+  }
+
   // MARK: G10: refusal
 
   @Test func G10_aRefusedPlayStaysPausedAndSaysWhy() async throws {

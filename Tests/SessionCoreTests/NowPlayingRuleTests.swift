@@ -39,9 +39,10 @@ import Testing
   }
 
   /// A takeover that ended without shouldResume made the other app the primary listening
-  /// experience: paused by that interruption, the app leaves its audio context. While a
-  /// resumable interruption lasts (a call), it stays in it; paused by the user it stays in it.
-  @Test func G18_anAppPausedByAnInterruptionThatIsOverIsNotEligible() {
+  /// experience: paused by that interruption, the app leaves its audio context while that app
+  /// is in its own. While a resumable interruption lasts (a call), it stays in it; paused by
+  /// the user it stays in it.
+  @Test func G18_anAppPausedByAnInterruptionThatIsOverIsNotEligibleBesideThePrimaryApp() {
     var policy = SessionPolicy()
     let hark = policy.add(1, "hark", .music)
     let commands: Set<RemoteCommandKind> = [.play, .pause]
@@ -49,16 +50,63 @@ import Testing
     _ = policy.succeed(.publish(hark, info(.playing), enabledCommands: commands))
     let music = policy.add(2, "music", .music)
     _ = policy.succeed(.activate(music))
+    _ = policy.succeed(.publish(music, info(.playing), enabledCommands: commands))
     var paused = info(.paused)
     paused.pausedBy = .interruption
     _ = policy.succeed(.publish(hark, paused, enabledCommands: commands))
     #expect(policy.isEligibleForNowPlaying(hark), "still interrupted: it may resume")
     _ = policy.succeed(.deactivate(music, []))
-    #expect(!policy.isEligibleForNowPlaying(hark))
+    var musicPaused = info(.paused)
+    musicPaused.pausedBy = .user
+    _ = policy.succeed(.publish(music, musicPaused, enabledCommands: commands))
+    #expect(!policy.isEligibleForNowPlaying(hark), "the music app is the primary one now")
+    #expect(policy.nowPlaying == music)
     var user = info(.paused)
     user.pausedBy = .user
     _ = policy.succeed(.publish(hark, user, enabledCommands: commands))
     #expect(policy.isEligibleForNowPlaying(hark))
+  }
+
+  /// Issue 16: an interrupter that dies (a call killed with SIGKILL) or that speaks and goes
+  /// (an assistant) makes no other app the primary one: the paused player stays eligible, so
+  /// the user's own play reaches it (G18 must not make "press play" impossible).
+  @Test(arguments: [false, true])
+  func G18_anInterruptionEndedByNobodyElsesPlayingLeavesThePlayerEligible(crashed: Bool) {
+    var policy = SessionPolicy()
+    let hark = policy.add(1, "hark", .music)
+    let commands: Set<RemoteCommandKind> = [.play, .pause, .togglePlayPause]
+    _ = policy.succeed(.activate(hark))
+    _ = policy.succeed(.publish(hark, info(.playing), enabledCommands: commands))
+    let call = policy.add(2, "call", .call)
+    _ = policy.succeed(.activate(call))
+    var paused = info(.paused)
+    paused.pausedBy = .interruption
+    _ = policy.succeed(.publish(hark, paused, enabledCommands: commands))
+    _ = policy.succeed(crashed ? .disconnect(call) : .deactivate(call, []))
+    #expect(policy.isEligibleForNowPlaying(hark))
+    #expect(policy.nowPlaying == hark)
+  }
+
+  /// An older player still waiting on an interruption does not take the listener from the one
+  /// the user played last: after an assistant left that one paused, play goes to it (issue 16).
+  @Test func G18_theLastPlayerPausedByAnEndedInterruptionKeepsTheKeysBeforeAnOlderOne() {
+    var policy = SessionPolicy()
+    let commands: Set<RemoteCommandKind> = [.play, .pause]
+    let older = policy.add(1, "music", .music)
+    _ = policy.succeed(.activate(older))
+    _ = policy.succeed(.publish(older, info(.playing), enabledCommands: commands))
+    let newer = policy.add(2, "music2", .music)
+    _ = policy.succeed(.activate(newer))
+    _ = policy.succeed(.publish(newer, info(.playing), enabledCommands: commands))
+    var paused = info(.paused)
+    paused.pausedBy = .interruption
+    _ = policy.succeed(.publish(older, paused, enabledCommands: commands))
+    let assistant = policy.add(3, "assistant", .music)
+    _ = policy.succeed(.activate(assistant))
+    _ = policy.succeed(.publish(newer, paused, enabledCommands: commands))
+    _ = policy.succeed(.deactivate(assistant, []))
+    #expect(policy.isEligibleForNowPlaying(newer))
+    #expect(policy.nowPlaying == newer)
   }
 
   @Test func G18_mostRecentToStartPlayingIsNowPlaying() {

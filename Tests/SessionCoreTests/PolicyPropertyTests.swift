@@ -235,7 +235,7 @@ struct InterruptionModel {
     case .disconnect(let id):
       depart(id, notify: false, reason: .interrupterExited, into: &out)
       forget(id)
-    case .connect, .publish, .setSilentMode, .route, .outputLost, .streamOutput:
+    case .connect, .publish, .setSilentMode, .route, .sinkRoute, .outputLost, .streamOutput:
       break
     }
     return out
@@ -432,7 +432,7 @@ struct PolicyRun {
       return p.sessions[id] == nil ? .unknownSession(id) : nil
     case .setSilentMode:
       return nil
-    case .route(let action):
+    case .route(let action), .sinkRoute(let action):
       var table = p.routes
       do {
         _ = try table.apply(action)

@@ -147,10 +147,10 @@ import Testing
   /// one without, the current output.
   @Test func aSessionsRouteIsTheSinkItsStreamIsOnElseTheCurrentOutput() {
     var (policy, hark, idle) = twoApps()
-    policy.succeed(.route(.add(Self.bluetooth)))
+    policy.succeed(.sinkRoute(.add(Self.bluetooth)))
     #expect(policy.succeed(.streamOutput(hark, .speakers)).isEmpty, "where it already was")
     #expect(policy.route(of: hark) == .speakers)
-    policy.succeed(.route(.select("Bluetooth headset")))
+    policy.succeed(.sinkRoute(.select("Bluetooth headset")))
     #expect(policy.route(of: hark) == .speakers, "its stream stays where it is")
     #expect(policy.route(of: idle) == Self.bluetooth, "a new stream would go to the default")
   }
@@ -160,10 +160,10 @@ import Testing
   @Test func G5_theDefaultLeavingDoesNotPauseASessionPlayingElsewhere() {
     var (policy, hark, idle) = twoApps()
     policy.succeed(.streamOutput(hark, .speakers))
-    let came = policy.succeed(.route(.attach(Self.bluetooth)))
+    let came = policy.succeed(.sinkRoute(.attach(Self.bluetooth)))
     #expect(came.events(for: hark) == [], "hark's sound did not move")
     #expect(came.events(for: idle).count == 1)
-    let went = policy.succeed(.route(.detach(Self.bluetooth)))
+    let went = policy.succeed(.sinkRoute(.detach(Self.bluetooth)))
     #expect(went.events(for: hark) == [], "hark's sink is still there")
     #expect(
       went.events(for: idle) == [
@@ -176,9 +176,9 @@ import Testing
   /// oldDeviceUnavailable; not a second time from the device's detach.
   @Test func G5_theSinkASessionPlaysOnGoingAwayIsToldOnce() {
     var (policy, hark, _) = twoApps()
-    policy.succeed(.route(.attach(Self.bluetooth)))
+    policy.succeed(.sinkRoute(.attach(Self.bluetooth)))
     policy.succeed(.streamOutput(hark, Self.bluetooth))
-    #expect(policy.succeed(.route(.detach(Self.bluetooth))).events(for: hark) == [])
+    #expect(policy.succeed(.sinkRoute(.detach(Self.bluetooth))).events(for: hark) == [])
     #expect(
       policy.succeed(.outputLost(hark, lost: Self.bluetooth)).events(for: hark) == [
         .routeChange(
@@ -190,7 +190,7 @@ import Testing
   /// hears of its new output as an override, and goes on.
   @Test func G6_aStreamMovedToAnotherSinkIsAnOverride() {
     var (policy, hark, idle) = twoApps()
-    policy.succeed(.route(.add(Self.bluetooth)))
+    policy.succeed(.sinkRoute(.add(Self.bluetooth)))
     policy.succeed(.streamOutput(hark, .speakers))
     let notes = policy.succeed(.streamOutput(hark, Self.bluetooth))
     #expect(
@@ -203,6 +203,20 @@ import Testing
     #expect(
       policy.succeed(.streamOutput(hark, nil)).events(for: hark) == [
         .routeChange(RouteChange(reason: .override, previous: Self.bluetooth, current: .speakers))
+      ])
+  }
+
+  /// G5: headphones pulled from a jack pause hark even while its stream is on a sound server's
+  /// sink: the server switches that sink's port to the speakers, no sink goes (a jack's or a
+  /// simulated route is everyone's, unlike a sink's).
+  @Test func G5_aJackStillPausesASessionPlayingOnASink() {
+    var (policy, hark, _) = twoApps()
+    policy.succeed(.route(.attach(Self.headphones)))
+    policy.succeed(.streamOutput(hark, .speakers))
+    #expect(
+      policy.succeed(.route(.detach(Self.headphones))).events(for: hark) == [
+        .routeChange(
+          RouteChange(reason: .oldDeviceUnavailable, previous: Self.headphones, current: .speakers))
       ])
   }
 }

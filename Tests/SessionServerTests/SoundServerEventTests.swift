@@ -38,7 +38,7 @@ import Testing
     try await app.setActive(true)
     let me = getpid()
 
-    external.post(.route(.attach(Self.headset)))
+    external.post(.sinkRoute(.attach(Self.headset)))
     external.post(.streamOutput(pid: me, stream: 7, output: Self.headset))
     var report = try await app.status()
     for _ in 0..<200 where route(of: "hark", in: report) != Self.headset {
@@ -49,7 +49,7 @@ import Testing
 
     // Another program's stream losing its sink is not hark's business.
     external.post(.outputLost(pid: me + 100_000, stream: 8, lost: Self.headset))
-    external.post(.route(.detach(Self.headset)))
+    external.post(.sinkRoute(.detach(Self.headset)))
     external.post(.outputLost(pid: me, stream: 7, lost: Self.headset))
     let lost = await events.wait(for: "oldDeviceUnavailable") {
       if case .routeChange(let c) = $0, c.reason == .oldDeviceUnavailable { return true }
@@ -81,11 +81,11 @@ import Testing
     try await app.setCategory(.playback)
     try await app.setActive(true)
     external.post(.streamOutput(pid: getpid(), stream: 3, output: .speakers))
-    external.post(.route(.attach(Self.headset)))
-    external.post(.route(.detach(Self.headset)))
+    external.post(.sinkRoute(.attach(Self.headset)))
+    external.post(.sinkRoute(.detach(Self.headset)))
     // Events are handled in order: once this one shows, the ones before it have been.
     let sentinel = Route(name: "Sentinel HDMI", kind: .hdmi)
-    external.post(.route(.add(sentinel)))
+    external.post(.sinkRoute(.add(sentinel)))
     var report = try await app.status()
     for _ in 0..<200 where !report.routes.contains(sentinel) {
       try await Task.sleep(for: .milliseconds(10))

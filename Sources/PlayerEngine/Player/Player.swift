@@ -113,6 +113,8 @@ public final class Player: @unchecked Sendable {
   private var problemOutlivesNextTrack = false
   private var lostRoute: Route?
   private var interruption: InterruptionCause?
+  /// What the session server last said: whether this player is the now-playing app.
+  private var nowPlaying = false
 
   /// A player on `session`, with an empty queue; `run()` starts it.
   public init(configuration: Configuration, session: any PlayerSession) {
@@ -488,8 +490,13 @@ public final class Player: @unchecked Sendable {
       silentMode = on  // playback is never muted by silent mode (G2); the views say it is on
     case .mediaServicesWereReset:
       published = nil  // the new server must hear everything again
-    case .silenceSecondaryAudioHint, .nowPlaying:
-      break  // hark's music is primary audio; who gets remote commands is the server's matter
+      nowPlaying = false  // and will say who is the now-playing app
+    case .nowPlaying(let isNowPlaying):
+      // Who gets remote commands is the server's matter; the player needs its word only where
+      // its own view of G18 falls short (see `PlayerSnapshot.isInAudioContext`).
+      nowPlaying = isNowPlaying
+    case .silenceSecondaryAudioHint:
+      break  // hark's music is primary audio
     }
   }
 
@@ -636,6 +643,7 @@ public final class Player: @unchecked Sendable {
     s.ducked = ducked
     s.silentMode = silentMode
     s.problem = problem
+    s.isNowPlaying = nowPlaying
     s.enabledCommands = enabledCommands(q, now, loaded: loaded)
     state.withLock { $0 = s }
   }

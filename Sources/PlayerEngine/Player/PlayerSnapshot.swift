@@ -54,6 +54,9 @@ public struct PlayerSnapshot: Sendable, Equatable {
   public var silentMode = false
   /// The last problem worth a line: a file that would not play, a refused activation.
   public var problem: String?
+  /// Whether the session server last said this player is the now-playing app (G18); false
+  /// without a server.
+  public var isNowPlaying = false
 
   public init() {}
 
@@ -76,10 +79,14 @@ public struct PlayerSnapshot: Sendable, Equatable {
   }
 
   /// Whether the player is in an audio context (G18): eligible to be the now-playing app and to
-  /// own its MPRIS name.
+  /// own its MPRIS name. Paused by an interruption that ended without resuming, it is out of it
+  /// on its own account, but still in it while the session server keeps it the now-playing
+  /// app: the interrupter died or went without another app taking the listener (issue 16), and
+  /// the user's play must reach it, media keys included.
   public var isInAudioContext: Bool {
-    !queue.isEmpty && !enabledCommands.isEmpty
-      && playbackInfo.isInAudioContext(interrupted: interruption != nil)
+    guard !queue.isEmpty && !enabledCommands.isEmpty else { return false }
+    return playbackInfo.isInAudioContext(interrupted: interruption != nil)
+      || (isNowPlaying && state == .paused && pausedBy == .interruption)
   }
 
   /// One short line saying why playback is paused or quiet, in plain words; nil when there is

@@ -5,8 +5,12 @@ import Synchronization
 /// Something that happened outside the socket, reported by a watcher running in the server's
 /// process: a device came or went, a call began in another program.
 public enum ExternalEvent: Sendable, Hashable {
-  /// A real output appeared, went, or became the default one.
+  /// A real output appeared, went, or became the default one: a jack's (every session hears of
+  /// it, as of `hark route`).
   case route(RouteAction)
+  /// The sound server's sinks changed: a session whose stream is on a sink of its own hears
+  /// only of that sink (`SessionPolicy`'s `sinkRoute`).
+  case sinkRoute(RouteAction)
   /// A call in another program (a sound-server stream with the phone role) began or ended. The
   /// server stands in for it with a session of its own: a call (G11) that ends notifying the
   /// others (G13), exactly as `hark call` does.

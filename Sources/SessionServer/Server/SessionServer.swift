@@ -604,8 +604,11 @@ public final class SessionServer {
 
   private func apply(_ event: ExternalEvent) {
     switch event {
-    case .route(let action):
-      let outcome = policy.apply(.route(action))
+    case .route(let action), .sinkRoute(let action):
+      let outcome =
+        if case .sinkRoute = event { policy.apply(.sinkRoute(action)) } else {
+          policy.apply(.route(action))
+        }
       if let failure = outcome.failure {
         logger.debug("device: \(failure)")
         return

@@ -123,7 +123,7 @@ private func watchSoundServer(posting external: ExternalEvents) -> PulseWatcher?
     }
     for event in model.apply(observation) {
       switch event {
-      case .route(let action): external.post(.route(action))
+      case .route(let action): external.post(.sinkRoute(action))
       case .phoneStream(let began, let key, let name, let pid):
         external.post(.phoneStream(began: began, key: key, name: name, pid: pid))
       case .outputLost(let pid, let stream, let lost):
