@@ -15,10 +15,11 @@ final class TestServer: Sendable {
   private let maximumPendingOutputBytes: Int
   /// Where a test posts what a watcher would (the sound server, ALSA jacks).
   let external: ExternalEvents?
+  private let maximumClients: Int?
 
   init(
     idleExit: Duration? = nil, maximumPendingOutputBytes: Int = 1 << 20,
-    external: ExternalEvents? = nil
+    external: ExternalEvents? = nil, maximumClients: Int? = nil
   ) {
     var template = Array("/tmp/hark-server-test-XXXXXX".utf8CString)
     let made = template.withUnsafeMutableBufferPointer {
@@ -31,6 +32,7 @@ final class TestServer: Sendable {
     self.idleExit = idleExit
     self.maximumPendingOutputBytes = maximumPendingOutputBytes
     self.external = external
+    self.maximumClients = maximumClients
   }
 
   /// Starts a server and waits until it answers.
@@ -38,6 +40,7 @@ final class TestServer: Sendable {
     var configuration = SessionServer.Configuration(paths: paths, idleExit: idleExit)
     configuration.maximumPendingOutputBytes = maximumPendingOutputBytes
     configuration.external = external
+    if let maximumClients { configuration.maximumClients = maximumClients }
     var logger = Logger(label: "test-server")
     logger.logLevel = .warning
     let server = UncheckedBox(SessionServer(configuration: configuration, logger: logger))
@@ -150,6 +153,17 @@ struct RawConnection: Sendable {
       guard poll(&p, 1, 100) > 0 else { continue }
       let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
       if n <= 0 { return true }
+    }
+    return false
+  }
+
+  /// Whether the server has closed the connection, seen without reading anything (a client
+  /// that never reads stays one that never reads).
+  func isHungUp(within timeout: Duration = .seconds(5)) -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+      var p = pollfd(fd: fd, events: Int16(0x2000), revents: 0)  // POLLRDHUP (hidden by Glibc)
+      if poll(&p, 1, 100) > 0, p.revents & Int16(0x2000 | POLLHUP | POLLERR) != 0 { return true }
     }
     return false
   }

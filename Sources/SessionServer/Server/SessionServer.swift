@@ -36,6 +36,14 @@ public final class SessionServer {
     public var maximumPendingOutputBytes = 1 << 20
     /// Where watchers (ALSA jacks, the sound server) post what they see; nil: none.
     public var external: ExternalEvents?
+    /// The most connections served at once. Past it a new connection takes the place of the
+    /// oldest one that has not said hello yet (a silent client), or is closed at once: a user's
+    /// own hark processes are a handful, and a flood must not take the descriptors the player
+    /// and `hark ctl` need.
+    public var maximumClients = SessionServer.defaultMaximumClients()
+    /// Requests handled from one client before the others get their turn: a client flooding
+    /// valid requests does not delay the player's.
+    public var requestsPerTurn = 8
 
     public init(paths: SessionPaths, idleExit: Duration?) {
       self.paths = paths
@@ -46,6 +54,8 @@ public final class SessionServer {
   private struct Client {
     let fd: Int32
     let pid: Int32
+    /// The order it was accepted in: the oldest silent client gives way first.
+    let accepted: UInt64
     var name = "client"
     var session: SessionID
     var greeted = false
@@ -53,6 +63,9 @@ public final class SessionServer {
     var input = LineFramer()
     var output: [UInt8] = []
     var closing = false
+    /// It has complete requests waiting beyond its turn: handled next turn, and nothing more is
+    /// read from it meanwhile (its own socket buffer then holds it back).
+    var backlog = false
   }
 
   private struct PendingCommand {
@@ -91,6 +104,14 @@ public final class SessionServer {
   /// Reused for every read: the loop is single-threaded.
   private var readBuffer = [UInt8](repeating: 0, count: 16 * 1024)
   private let pid = getpid()
+  private var acceptedCount: UInt64 = 0
+  /// A descriptor held in reserve: when the process has none left, it is given up to accept
+  /// and close a waiting connection, so that the listener does not stay readable (a busy loop).
+  private var reserveFD: Int32 = -1
+  /// While set, the listener is not polled: descriptors ran out and none could be freed.
+  private var listenerPausedUntil: UInt64 = 0
+  /// Repeated warnings: when each was last logged and how many were left out since.
+  private var repeatedLogs: [String: (at: UInt64, suppressed: Int)] = [:]
 
   public init(configuration: Configuration, logger: Logger) {
     self.configuration = configuration
@@ -134,6 +155,7 @@ public final class SessionServer {
       throw .system(error)
     }
     policy = SessionPolicy(silentMode: loadSilentMode(), routes: loadRoutes())
+    reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
     ServerSignals.install()
     logger.info(
       "serving",
@@ -154,6 +176,7 @@ public final class SessionServer {
     // Unlink before unlocking: a new server that wins the lock binds a fresh socket.
     unlink(configuration.paths.socket)
     close(listener)
+    if reserveFD >= 0 { close(reserveFD) }
     ftruncate(lockFD, 0)
     close(lockFD)
     logger.info("stopped")
@@ -163,15 +186,20 @@ public final class SessionServer {
     var fds: [pollfd] = []
     while !stopRequested {
       fds.removeAll(keepingCapacity: true)
-      fds.append(pollfd(fd: listener, events: Int16(POLLIN), revents: 0))
+      let listening = monotonicNanoseconds() >= listenerPausedUntil
+      fds.append(pollfd(fd: listening ? listener : -1, events: Int16(POLLIN), revents: 0))
       fds.append(pollfd(fd: ServerSignals.readFD, events: Int16(POLLIN), revents: 0))
       fds.append(pollfd(fd: configuration.external?.fd ?? -1, events: Int16(POLLIN), revents: 0))
-      for (fd, c) in clients {
-        var events = Int16(POLLIN)
+      var backlogged: [Int32] = []
+      // In the order they came, so that who goes first does not depend on a hash.
+      for c in clients.values.sorted(by: { $0.accepted < $1.accepted }) {
+        var events = c.backlog ? Int16(0) : Int16(POLLIN)
         if !c.output.isEmpty { events |= Int16(POLLOUT) }
-        fds.append(pollfd(fd: fd, events: events, revents: 0))
+        fds.append(pollfd(fd: c.fd, events: events, revents: 0))
+        if c.backlog { backlogged.append(c.fd) }
       }
-      let rc = poll(&fds, nfds_t(fds.count), pollTimeoutMilliseconds())
+      let rc = poll(
+        &fds, nfds_t(fds.count), backlogged.isEmpty ? pollTimeoutMilliseconds() : 0)
       if rc < 0 && errno != EINTR {
         logger.error("poll failed: \(SystemError.last("polling").reason)")
         return
@@ -191,6 +219,12 @@ public final class SessionServer {
           if p.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { readFrom(p.fd) }
         }
         if fds[0].revents & Int16(POLLIN) != 0 { acceptClients() }
+      }
+      // Clients that had requests left after their last turn get one more turn each (not one
+      // that had its turn in this round already: a new request of another client read in this
+      // round is answered before the flood goes on).
+      for fd in backlogged where clients[fd].map({ $0.backlog && !$0.closing }) ?? false {
+        handleLines(fd)
       }
       expireCommands(now: now)
       for fd in clients.filter({ $0.value.closing }).map(\.key) { disconnect(fd) }
@@ -212,6 +246,7 @@ public final class SessionServer {
     if clients.isEmpty, let idle = idleDeadline {
       deadline = min(deadline ?? .max, idle)
     }
+    if listenerPausedUntil > now { deadline = min(deadline ?? .max, listenerPausedUntil) }
     guard let deadline else { return -1 }
     if deadline <= now { return 0 }
     return Int32(min((deadline - now) / 1_000_000 + 1, 60_000))
@@ -223,25 +258,85 @@ public final class SessionServer {
     while true {
       let fd: Int32?
       do { fd = try UnixSocket.accept(listener) } catch {
-        logger.warning("\(error)")
-        return
+        guard error.code == EMFILE || error.code == ENFILE else {
+          logRepeated("accept", .warning, "\(error)")
+          return
+        }
+        // Out of descriptors: give up the reserve to take one waiting connection and close
+        // it, so the listener is not left readable; if even that fails, stop listening a while.
+        logRepeated(
+          "descriptors", .warning,
+          "out of file descriptors with \(clients.count) clients; closing new connections")
+        if reserveFD >= 0 {
+          close(reserveFD)
+          reserveFD = -1
+        }
+        let shed = (try? UnixSocket.accept(listener)) ?? nil
+        if let shed { close(shed) }
+        reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        if shed == nil || reserveFD < 0 {
+          listenerPausedUntil = monotonicNanoseconds() + 100_000_000
+          return
+        }
+        continue
       }
       guard let fd else { return }
       let peer: (uid: uid_t, pid: pid_t)
       do { peer = try UnixSocket.peer(fd) } catch {
-        logger.warning("\(error); closing the connection")
+        logRepeated("peer", .warning, "\(error); closing the connection")
         close(fd)
         continue
       }
       guard peer.uid == geteuid() else {
-        logger.warning("refused a connection from uid \(peer.uid), pid \(peer.pid)")
+        logRepeated("uid", .warning, "refused a connection from uid \(peer.uid), pid \(peer.pid)")
         close(fd)
         continue
       }
+      if clients.count >= configuration.maximumClients {
+        // Room for it at a silent client's expense, else none.
+        let silent = clients.values.filter { !$0.greeted }.min { $0.accepted < $1.accepted }
+        if let silent {
+          logRepeated(
+            "full", .warning,
+            "\(clients.count) connections (the most served at once); closing the oldest that "
+              + "has not said hello")
+          disconnect(silent.fd)
+        } else {
+          logRepeated(
+            "full", .warning,
+            "\(clients.count) connections (the most served at once); refusing a new one")
+          close(fd)
+          continue
+        }
+      }
       let id = SessionID(nextSession)
       nextSession += 1
-      clients[fd] = Client(fd: fd, pid: peer.pid, session: id)
+      acceptedCount += 1
+      clients[fd] = Client(fd: fd, pid: peer.pid, accepted: acceptedCount, session: id)
     }
+  }
+
+  /// Logs a warning that may repeat under load at most once every 10 s, saying how many like
+  /// it were left out: a flood must not fill the user's disk with the same line.
+  private func logRepeated(_ key: String, _ level: Logger.Level, _ message: String) {
+    let now = monotonicNanoseconds()
+    if let last = repeatedLogs[key], now - last.at < 10_000_000_000 {
+      repeatedLogs[key]?.suppressed += 1
+      return
+    }
+    let more = repeatedLogs[key]?.suppressed ?? 0
+    let tail = more > 0 ? " (and \(more) more like it)" : ""
+    logger.log(level: level, "\(message)\(tail)")
+    repeatedLogs[key] = (now, 0)
+  }
+
+  /// The most clients by default: a few hundred, and never more than the descriptors the
+  /// process may open leave room for beside its own (socket, lock, pipes, log, watchers).
+  public static func defaultMaximumClients() -> Int {
+    var limit = rlimit()
+    guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur != rlim_t.max
+    else { return 256 }
+    return max(8, min(256, Int(limit.rlim_cur) - 64))
   }
 
   private func readFrom(_ fd: Int32) {
@@ -254,7 +349,19 @@ public final class SessionServer {
     }
     guard n > 0 else { return }
     clients[fd]?.input.append(readBuffer[0..<n])
+    handleLines(fd)
+  }
+
+  /// Handles the complete requests a client has sent, up to `requestsPerTurn`; the rest wait
+  /// for its next turn (see `Client.backlog`).
+  private func handleLines(_ fd: Int32) {
+    clients[fd]?.backlog = false
+    var handled = 0
     while let c = clients[fd], !c.closing {
+      if handled == configuration.requestsPerTurn {
+        clients[fd]?.backlog = true
+        return
+      }
       let line: ArraySlice<UInt8>?
       do { line = try clients[fd]?.input.nextLine() } catch {
         logger.warning(
@@ -268,6 +375,7 @@ public final class SessionServer {
       }
       guard let line else { return }
       if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
+      handled += 1
       handle(line, from: fd)
     }
   }
