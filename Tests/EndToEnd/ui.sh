@@ -276,6 +276,15 @@ python3 -c "import json; json.load(open('$state'))" || fail "no valid state.json
 grep -q "damaged" "$XDG_STATE_HOME/hark/hark.log" || fail "the log does not mention the damaged file"
 pass "a damaged state.json is named on screen and in the log, kept aside, not deleted"
 
+# --- Issue 16: a state folder the queue cannot be saved in is said at start, and a quit that
+# could not save exits 1 and says what to do.
+keys "clear; XDG_STATE_HOME=/dev/null/state '$HARK_BIN' --device pulse '$music'; echo \"hark-exit=\$?\"" Enter
+expect_screen "is not writable"
+keys q
+expect_screen "hark-exit=1"
+expect_screen "the queue was not saved"
+pass "an unwritable state folder: said on screen at start; q says the queue was not saved and exits 1"
+
 # --- Scenario 8: a corrupt, a truncated, an empty and a non-audio file before a good one: each
 # gets a one-line reason (on the status line as it happens, marked in the queue, in the log),
 # the good one plays, nothing crashes.

@@ -64,6 +64,34 @@ import Testing
     #expect(files(in: folder + "/hark") == ["state.json"])
   }
 
+  /// Issue 16: a kill during a save left `state.json.tmp.<pid>` behind for ever. At start the
+  /// temporaries of processes that are gone are removed; a running process's is left.
+  @Test func staleTemporariesOfDeadProcessesAreRemovedAtStart() throws {
+    let folder = temporaryFolder()
+    let file = StateFile(path: folder + "/state.json")
+    try file.save(sample)
+    // A pid that surely is gone: a child that has exited and been reaped.
+    let child = fork()
+    if child == 0 { _exit(0) }
+    var status: Int32 = 0
+    waitpid(child, &status, 0)
+    write("half a save", to: folder + "/state.json.tmp.\(child)")
+    write("a save under way", to: folder + "/state.json.tmp.1")  // init: always alive
+    write("not ours", to: folder + "/state.json.tmp.notapid")
+    #expect(file.prepare() == nil)
+    #expect(
+      files(in: folder) == ["state.json", "state.json.tmp.1", "state.json.tmp.notapid"])
+    #expect(file.load() == .restored(sample), "the state file itself is untouched")
+  }
+
+  /// Issue 16: a folder where the state cannot be saved is said at start, not only on quit.
+  @Test func anUnwritableStateFolderIsSaidAtStart() {
+    let file = StateFile(path: "/dev/null/hark/state.json")
+    let problem = file.prepare()
+    #expect(problem?.contains("'/dev/null/hark' is not writable") == true, "\(problem ?? "nil")")
+    #expect(problem?.contains("XDG_STATE_HOME") == true)
+  }
+
   @Test func theFileIsReadableJSON() throws {
     let folder = temporaryFolder()
     let file = StateFile(path: folder + "/state.json")

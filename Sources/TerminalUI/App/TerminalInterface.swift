@@ -174,7 +174,13 @@ private final class InterfaceLoop {
     self.terminal = nil
     InterfaceSignals.uninstall()
     restoreStderr()
-    if let saveProblem { say("hark: \(saveProblem)\n") }
+    if let saveProblem {
+      // The queue the user had is in the old state file, untouched; say so, and fail.
+      say(
+        "hark: \(saveProblem); the queue was not saved (the state file from before is "
+          + "unchanged): free some space or fix that folder's permissions\n")
+      if (exitStatus ?? 0) == 0 { exitStatus = 1 }
+    }
   }
 
   /// Writes the queue, the current entry and its position; a problem, in words, or nil.

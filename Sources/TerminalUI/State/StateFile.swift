@@ -149,6 +149,40 @@ public struct StateFile: Sendable {
     }
   }
 
+  /// Gets the folder ready before anything is played (issue 16): removes the temporaries of
+  /// saves that a kill interrupted (`state.json.tmp.<pid>` of a process that is gone; a
+  /// running hark's is left alone), and says at once, not only on quit, when the queue cannot
+  /// be saved there. Returns the problem in words, or nil.
+  public func prepare() -> String? {
+    let folder = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+    let name = path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
+    makeDirectories(folder)
+    if let dir = opendir(folder) {
+      defer { closedir(dir) }
+      let prefix = name + ".tmp."
+      while let entry = readdir(dir) {
+        let file = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+          String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        guard file.hasPrefix(prefix), let pid = Int32(file.dropFirst(prefix.count)), pid > 0
+        else { continue }
+        if pid == getpid() || kill(pid, 0) == 0 || errno == EPERM { continue }
+        unlink(folder + "/" + file)
+      }
+    }
+    // A probe with the same name the save uses, so that what would stop a save is seen now.
+    let probe = path + ".tmp.\(getpid())"
+    let fd = open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+    guard fd >= 0 else {
+      return "the queue cannot be saved on quit: '\(folder)' is not writable "
+        + "(\(String(cString: strerror(errno)).lowercased())); fix that folder or set "
+        + "XDG_STATE_HOME to one that is"
+    }
+    close(fd)
+    unlink(probe)
+    return nil
+  }
+
   /// Moves a damaged file out of the way (to `state.json.damaged`) so that saving does not
   /// destroy it; returns the new path.
   public func setAside() -> String? {

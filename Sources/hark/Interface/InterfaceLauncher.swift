@@ -33,6 +33,9 @@ enum InterfaceLauncher {
     var stateDamaged = false
     var libraryFolder = musicFolder
     let stateFile = StateFile.standard
+    if let problem = stateFile?.prepare() {
+      startup.append(problem.prefix(1).uppercased() + problem.dropFirst())
+    }
     if !paths.isEmpty {
       let (found, problems) = QueueLoader.load(paths)
       guard !found.isEmpty else {
