@@ -1,5 +1,6 @@
 import CNcursesw
 import Glibc
+import PlayerEngine
 import Synchronization
 
 /// The terminal could not be taken over.
@@ -114,7 +115,10 @@ final class CursesTerminal: Canvas {
     guard isOpen, !isSuspended, row >= 0, row < rows, column >= 0, column < columns else {
       return
     }
-    let fitted = TextWidth.truncate(text, to: columns - column, ellipsis: "")
+    // Names and tags come from files: their control characters are shown, never sent (a title
+    // with ESC ] 0 ; would retitle the user's terminal).
+    let fitted = TextWidth.truncate(
+      text.escapingControlCharacters, to: columns - column, ellipsis: "")
     var wide = fitted.unicodeScalars.map { wchar_t(bitPattern: $0.value) }
     wide.append(0)
     attrset(attributes[style] ?? 0)

@@ -48,7 +48,7 @@ struct Play: AsyncParsableCommand {
     silenceALSALibraryErrors()
     let settings = loadSettings()
     let (files, problems) = QueueLoader.load(paths)
-    for p in problems { FileHandleStderr.write("hark: \(p)\n") }
+    for p in problems { FileHandleStderr.write("hark: \(p.escapingControlCharacters)\n") }
     guard !files.isEmpty else { die("nothing to play") }
     let session = await connectOrPlayAlone()
     let player = HeadlessPlayer(

@@ -39,7 +39,7 @@ enum InterfaceLauncher {
     if !paths.isEmpty {
       let (found, problems) = QueueLoader.load(paths)
       guard !found.isEmpty else {
-        for p in problems { FileHandleStderr.write("hark: \(p)\n") }
+        for p in problems { FileHandleStderr.write("hark: \(p.escapingControlCharacters)\n") }
         die("nothing to play")
       }
       startup += problems.map { $0.prefix(1).uppercased() + $0.dropFirst() }

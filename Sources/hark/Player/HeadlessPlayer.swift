@@ -139,7 +139,9 @@ func formatTime(_ seconds: Double) -> String {
 
 private func pad(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
 
-private func say(_ line: String) { print("hark: \(line)") }
+/// One line of output; names and tags in it come from files, so their control characters are
+/// shown escaped (issue 16).
+private func say(_ line: String) { print("hark: \(line.escapingControlCharacters)") }
 
 /// MPRIS for `player`, or nil (said once in hark's log, not on screen) without a session bus.
 func startMPRIS(for player: Player) -> MPRISBridge? {

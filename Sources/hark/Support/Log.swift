@@ -1,4 +1,5 @@
 import Glibc
+import PlayerEngine
 import TerminalUI
 
 /// hark's own log, `$XDG_STATE_HOME/hark/hark.log` (default `~/.local/state/hark/hark.log`),
@@ -26,7 +27,7 @@ enum HarkLog {
     let length = strftime(&stamp, stamp.count, "%Y-%m-%dT%H:%M:%S", &parts)
     let text =
       String(decoding: stamp.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-      + " [\(getpid())] " + line + "\n"
+      + " [\(getpid())] " + line.escapingControlCharacters + "\n"
     var bytes = Array(text.utf8)
     _ = Glibc.write(fd, &bytes, bytes.count)
   }

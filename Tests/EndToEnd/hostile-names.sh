@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Issue 16: names reach the terminal escaped. A file whose name holds terminal escape sequences
+# (retitle, clear the screen) and a newline plays, and every line hark prints about it shows
+# them as \x1b, \n...: nothing raw reaches the user's terminal, and one line stays one line.
+source "$(dirname "$0")/lib.sh"
+dir="$E2E_DIR/music"
+mkdir -p "$dir"
+name=$'\e]0;pwned\a\e[2J two\nlines'
+sox -n -r 44100 -c 2 "$dir/$name.wav" synth 0.3 sine 440
+: >"$dir/$name.flac"  # an empty file: its problem line names it too
+set +e
+hark play --no-ui --device null "$dir/$name.flac" "$dir/$name.wav" >"$E2E_DIR/out.txt" 2>&1
+rc=$?
+set -e
+[ $rc -eq 0 ] || fail "hark play exited $rc: $(cat -v "$E2E_DIR/out.txt")"
+if grep -q $'\e' "$E2E_DIR/out.txt"; then fail "a raw ESC reached the output: $(cat -v "$E2E_DIR/out.txt")"; fi
+if grep -q $'\a' "$E2E_DIR/out.txt"; then fail "a raw BEL reached the output: $(cat -v "$E2E_DIR/out.txt")"; fi
+grep -qF "playing '\\x1b]0;pwned\\x07\\x1b[2J two\\nlines'" "$E2E_DIR/out.txt" \
+  || fail "the title is not shown escaped: $(cat -v "$E2E_DIR/out.txt")"
+grep -F "cannot play" "$E2E_DIR/out.txt" | grep -qF '\x1b]0;pwned\x07' \
+  || fail "the problem line does not name the file escaped: $(cat -v "$E2E_DIR/out.txt")"
+[ "$(grep -c "lines'" "$E2E_DIR/out.txt")" -eq 1 ] && ! grep -q "^lines" "$E2E_DIR/out.txt" \
+  || fail "a newline in the name split a line: $(cat -v "$E2E_DIR/out.txt")"
+pass "a name with ESC ] 0 ;, ESC [ 2 J and a newline played and was printed escaped, one line each ($(grep -c . "$E2E_DIR/out.txt") lines)"

@@ -1,0 +1,29 @@
+import PlayerEngine
+import Testing
+
+/// Issue 16: names and tags reach terminals and output lines with their control characters
+/// shown, never acted on.
+@Suite struct TerminalTextTests {
+  @Test(arguments: [
+    ("plain", "plain"),
+    ("Zoë — 夜行列車 🎵", "Zoë — 夜行列車 🎵"),
+    ("\u{1B}]0;pwned\u{07}title", "\\x1b]0;pwned\\x07title"),
+    ("\u{1B}[2J", "\\x1b[2J"),
+    ("two\nlines", "two\\nlines"),
+    ("tab\there\r", "tab\\there\\r"),
+    ("del\u{7F}", "del\\x7f"),
+    ("c1 \u{9B}31m", "c1 \\u{9b}31m"),
+    ("nul\u{0}", "nul\\x00"),
+    ("a\\b", "a\\b"),
+  ])
+  func controlCharactersAreShownEscaped(text: String, shown: String) {
+    #expect(text.escapingControlCharacters == shown)
+  }
+
+  @Test func nothingAControlCharacterIsLeft() {
+    let all = String(String.UnicodeScalarView((0...0x9F).compactMap(Unicode.Scalar.init)))
+    let shown = all.escapingControlCharacters
+    #expect(
+      !shown.unicodeScalars.contains { $0.value < 0x20 || ($0.value >= 0x7F && $0.value <= 0x9F) })
+  }
+}
