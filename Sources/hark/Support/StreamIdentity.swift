@@ -54,7 +54,13 @@ enum StreamIdentity {
     guard !announced else { return }  // `hark play` announces, then may start the interface
     announced = true
     let common = "application.name='hark' application.id='org.hark.\(app)'"
-    prepend("PULSE_PROP", "media.role='\(role.pulse)' \(common)")
+    // PulseAudio's stream-restore would otherwise keep hark's volume and mute under the role,
+    // shared with every music app (mute one and all later ones start muted); its own key keeps
+    // them hark's. (WirePlumber's restore-stream keys by role first and has no such override.)
+    prepend(
+      "PULSE_PROP",
+      "media.role='\(role.pulse)' \(common) "
+        + "module-stream-restore.id='sink-input-by-application-id:org.hark.\(app)'")
     // PIPEWIRE_ALSA is a SPA-JSON object.
     prepend(
       "PIPEWIRE_ALSA",
