@@ -75,4 +75,17 @@ wait_until 4 "the other program's music corked or muted by the call" music_held
 expect_log call "call: hung up" 8
 wait_until 3 "the other program's music back after the call" '! music_held'
 pass "$STACK: 'hark call' is a call for other programs: module-role-cork held their music for its length"
+
+# --- hark's volume and mute are its own: the user muting another music-role app is
+# remembered by stream-restore under that app's key, not one hark shares.
+paplay --device=out --property=media.role=music "$E2E_DIR/other-music.wav" &
+E2E_PIDS+=($!)
+PID_music2=$!
+wait_until 5 "another music app's stream" '[ -n "$(stream_of "$PID_music2")" ]'
+pactl set-sink-input-mute "$(stream_of "$PID_music2")" 1
+kill "$PID_music2"
+start_player
+wait_for 10 "hark playing" position_at_least 0.5
+expect_full_level "hark after the user muted another music app"
+stop_player
 sed 's/^/figures: /' "$E2E_DIR/figures.txt"
