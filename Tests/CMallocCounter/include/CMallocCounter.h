@@ -6,6 +6,8 @@
    nothing (STYLE.md §8). Linking this target into a test binary replaces malloc and its kin
    for the whole process; each call forwards to the C library's own. */
 
+/* 1 when malloc is counted; 0 in a build under a sanitizer, which owns malloc itself. */
+int cmc_available(void);
 /* Counts the allocations of `thread` from now on (replacing any other watched thread). */
 void cmc_watch(pthread_t thread);
 /* Stops counting. */
