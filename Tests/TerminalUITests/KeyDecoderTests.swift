@@ -16,6 +16,13 @@ import Testing
     decode(text).compactMap { if case .key(let k) = $0 { k } else { nil } }
   }
 
+  /// Found by the fuzzer (issue 16): a kitty key number past UInt32 trapped the interface.
+  @Test func aKittyKeyNumberPastUInt32IsNoKeyAndNoCrash() {
+    var d = KeyDecoder()
+    let events = d.feed(Array("\u{1B}[99999999999u".utf8)) + d.timeout()
+    #expect(!events.contains { if case .key = $0 { true } else { false } })
+  }
+
   @Test func plainTextIsCharacters() {
     #expect(keys("nb q") == [.char("n"), .char("b"), .char(" "), .char("q")])
     #expect(keys("G?/+") == [.char("G"), .char("?"), .char("/"), .char("+")])

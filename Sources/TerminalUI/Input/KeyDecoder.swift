@@ -263,7 +263,9 @@ public struct KeyDecoder: Sendable {
       if let media = MediaKey(rawValue: n) { return .media(media) }
       // Other private-use numbers: Caps Lock, modifier keys on their own, ... Not ours.
       if (57344...63743).contains(n) { return nil }
-      guard n >= 0x20, n != 0x7F, let scalar = Unicode.Scalar(UInt32(n)) else { return nil }
+      // A number from the terminal may be anything: past UInt32 it is no key (it trapped).
+      guard n >= 0x20, n != 0x7F, let code = UInt32(exactly: n), let scalar = Unicode.Scalar(code)
+      else { return nil }
       return .character(scalar)
     }
   }
