@@ -417,7 +417,9 @@ final class FakeSession: PlayerSession, Sendable {
     var activations: [Bool] = []
     var published: [(PlaybackInfo?, Set<RemoteCommandKind>)] = []
     var refusal: ActivationRefusal?
-    var player: Player?
+    // Weak: the player holds its session; a strong reference back was a cycle that kept every
+    // test's player, engine and fake device alive (LeakSanitizer, issue 16).
+    weak var player: Player?
     var lostOutputs: [Route] = []
   }
   private let state = Mutex(State())
