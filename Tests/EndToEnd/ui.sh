@@ -282,7 +282,9 @@ keys "clear; XDG_STATE_HOME=/dev/null/state '$HARK_BIN' --device pulse '$music';
 expect_screen "is not writable"
 keys q
 expect_screen "hark-exit=1"
-expect_screen "the queue was not saved"
+# The shell's line wraps at the pane's width (where depends on the pid in it): read it joined.
+joined_has() { tmux_ capture-pane -p -J -t "$SESSION" | grep -qF -- "$1"; }
+wait_for 5 "'the queue was not saved' after q" joined_has "the queue was not saved"
 pass "an unwritable state folder: said on screen at start; q says the queue was not saved and exits 1"
 
 # --- Scenario 8: a corrupt, a truncated, an empty and a non-audio file before a good one: each
