@@ -20,10 +20,7 @@ start_desktop_pipewire() {
   pw_null_sink sink_name=other
   wait_for 5 "the speakers sink" sink_exists out
   pactl set-default-sink out
-  OUT_REC="$E2E_DIR/rec-out-$generation.raw"
-  start_recorder out "$OUT_REC"
-  OTHER_REC="$E2E_DIR/rec-other-$generation.raw"
-  start_recorder other "$OTHER_REC"
+  start_recorders "$generation"
 }
 
 restart_sound_server() {

@@ -27,10 +27,7 @@ start_desktop_pulse() {
   PULSE_PID=$!
   wait_for 10 "the PulseAudio daemon" pactl info
   pactl set-default-sink out
-  OUT_REC="$E2E_DIR/rec-out-$generation.raw"
-  start_recorder out "$OUT_REC"
-  OTHER_REC="$E2E_DIR/rec-other-$generation.raw"
-  start_recorder other "$OTHER_REC"
+  start_recorders "$generation"
 }
 
 restart_sound_server() {

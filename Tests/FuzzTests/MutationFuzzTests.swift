@@ -1,9 +1,9 @@
 import Glibc
-import PlayerEngine
 import SessionWire
 import Settings
 import Testing
 
+@testable import PlayerEngine  // SplitMix64, the queue's seeded generator
 @testable import TerminalUI
 
 /// Bounded mutation fuzzing of hark's own parsers (issue 16): the wire codec (both ways), the
@@ -159,19 +159,6 @@ import Testing
       if input.count > 1 { input.swapAt(at, Int(rng.next() % UInt64(input.count))) }
     }
     if input.count > 1 << 16 { input.removeLast(input.count - (1 << 16)) }
-  }
-}
-
-/// A small, fast, seeded generator: the same seed gives the same run.
-struct SplitMix64 {
-  private var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
   }
 }
 

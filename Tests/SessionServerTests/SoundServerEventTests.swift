@@ -22,6 +22,19 @@ import Testing
     report.sessions.first { $0.name == name }?.route
   }
 
+  /// The server's status once `done` holds for it (posted events are handled a moment later),
+  /// or the last one seen after 2 s.
+  func status(
+    of app: AudioSession, once done: (StatusReport) -> Bool
+  ) async throws -> StatusReport {
+    var report = try await app.status()
+    for _ in 0..<200 where !done(report) {
+      try await Task.sleep(for: .milliseconds(10))
+      report = try await app.status()
+    }
+    return report
+  }
+
   /// G5: the sink hark's stream is on goes: the app is told (oldDeviceUnavailable, naming the
   /// headset), then the stream the sound server moved is ended, never muted.
   @Test(.timeLimit(.minutes(1)))
@@ -40,11 +53,7 @@ import Testing
 
     external.post(.sinkRoute(.attach(Self.headset)))
     external.post(.streamOutput(pid: me, stream: 7, output: Self.headset))
-    var report = try await app.status()
-    for _ in 0..<200 where route(of: "hark", in: report) != Self.headset {
-      try await Task.sleep(for: .milliseconds(10))
-      report = try await app.status()
-    }
+    let report = try await status(of: app) { route(of: "hark", in: $0) == Self.headset }
     #expect(route(of: "hark", in: report) == Self.headset)
 
     // Another program's stream losing its sink is not hark's business.
@@ -86,11 +95,7 @@ import Testing
     // Events are handled in order: once this one shows, the ones before it have been.
     let sentinel = Route(name: "Sentinel HDMI", kind: .hdmi)
     external.post(.sinkRoute(.add(sentinel)))
-    var report = try await app.status()
-    for _ in 0..<200 where !report.routes.contains(sentinel) {
-      try await Task.sleep(for: .milliseconds(10))
-      report = try await app.status()
-    }
+    let report = try await status(of: app) { $0.routes.contains(sentinel) }
     #expect(report.routes.contains(sentinel))
     #expect(!report.routes.contains(Self.headset))
     #expect(report.route == .speakers, "an added output is not current")
@@ -115,10 +120,8 @@ import Testing
     try await app.setCategory(.playAndRecord, mode: .voiceCall)
     external.post(.phoneStream(began: true, key: 1, name: "hark", pid: getpid()))
     external.post(.phoneStream(began: true, key: 2, name: "Firefox", pid: getpid() + 100_000))
-    var report = try await app.status()
-    for _ in 0..<100 where !report.sessions.contains(where: { $0.name.contains("Firefox") }) {
-      try await Task.sleep(for: .milliseconds(10))
-      report = try await app.status()
+    let report = try await status(of: app) { r in
+      r.sessions.contains { $0.name.contains("Firefox") }
     }
     let names = report.sessions.map(\.name)
     #expect(names.contains("phone call (Firefox)"))

@@ -74,6 +74,28 @@ move_stream() {
   fail "the stream of pid $pid could not be moved to '$sink': $(pactl list short sink-inputs | tr '\t\n' ' ;')"
 }
 
+# leaked_since T0: the most milliseconds of hark heard on the speakers or the other output in
+# the 0.6 s after T0 (from its first sound there to its last), 0 when none.
+leaked_since() {
+  local t0=$1 leak=0 rec first last
+  for rec in "$OUT_REC" "$OTHER_REC"; do
+    first=$(python3 "$PROBE" first-sound "$rec" "$t0" "$(python3 -c "print($t0 + 0.6)")")
+    [ "$first" = none ] && continue
+    last=$(python3 "$PROBE" last-sound "$rec" "$t0" "$(python3 -c "print($t0 + 0.6)")")
+    leak=$(python3 -c "print(max($leak, round(($last - $first) * 1000)))")
+  done
+  echo "$leak"
+}
+
+# start_recorders GENERATION: recorders on the speakers' and the other output's monitors, in
+# $OUT_REC and $OTHER_REC (new files for each start of the sound server).
+start_recorders() {
+  OUT_REC="$E2E_DIR/rec-out-$1.raw"
+  start_recorder out "$OUT_REC"
+  OTHER_REC="$E2E_DIR/rec-other-$1.raw"
+  start_recorder other "$OTHER_REC"
+}
+
 route_of_hark() { status_query "next(x['route']['name'] for x in s['sessions'] if x['name']=='hark')"; }
 heard_on_out() { python3 "$PROBE" level "$OUT_REC" "$(ago 0.3)" "$(now)"; }
 # What is heard now on either output: the speakers, or the other sink where the user may have
@@ -128,18 +150,13 @@ run_desktop_scenarios() {
   echo "$props" | grep -qix "media.role=music" || fail "hark's stream has no music role: $props"
   echo "$props" | grep -qx "application.id=org.hark.player" || fail "hark's stream has no application.id: $props"
   pass "$STACK/$DEVICE: hark's stream says media.role=$(echo "$props" | grep -i "^media.role=" | cut -d= -f2) and application.id=org.hark.player"
-  local t0 leak=0 rec first last
+  local t0 leak
   t0=$(now)
   pactl unload-module "$module"
   wait_until 3 "paused by route" '[ "$(playback pausedBy)" = route ]'
   expect_log player "paused: 'Bluetooth headset' went away"
   sleep 0.6
-  for rec in "$OUT_REC" "$OTHER_REC"; do
-    first=$(python3 "$PROBE" first-sound "$rec" "$t0" "$(python3 -c "print($t0 + 0.6)")")
-    [ "$first" = none ] && continue
-    last=$(python3 "$PROBE" last-sound "$rec" "$t0" "$(python3 -c "print($t0 + 0.6)")")
-    leak=$(python3 -c "print(max($leak, round(($last - $first) * 1000)))")
-  done
+  leak=$(leaked_since "$t0")
   check "$leak < 50" || fail "G5 on $STACK/$DEVICE: ${leak} ms of hark reached the speakers after the headset went (limit 50)"
   pass "$STACK/$DEVICE: G5: the headset went: hark paused by route; ${leak} ms reached the speakers (goal < 50)"
   echo "$STACK $DEVICE leaked_ms=$leak" >>"$E2E_DIR/figures.txt"
@@ -192,13 +209,7 @@ run_desktop_scenarios() {
   pactl unload-module "$module"
   wait_until 3 "paused by route (the headset hark played on went)" '[ "$(playback pausedBy)" = route ]'
   sleep 0.6
-  leak=0
-  for rec in "$OUT_REC" "$OTHER_REC"; do
-    first=$(python3 "$PROBE" first-sound "$rec" "$t0" "$(python3 -c "print($t0 + 0.6)")")
-    [ "$first" = none ] && continue
-    last=$(python3 "$PROBE" last-sound "$rec" "$t0" "$(python3 -c "print($t0 + 0.6)")")
-    leak=$(python3 -c "print(max($leak, round(($last - $first) * 1000)))")
-  done
+  leak=$(leaked_since "$t0")
   check "$leak < 50" || fail "G5 on $STACK/$DEVICE: ${leak} ms of hark reached the speakers after the headset it played on went (limit 50)"
   pass "$STACK/$DEVICE: G5: the headset hark played on went while the speakers stayed the default: paused by route; ${leak} ms reached the speakers"
   echo "$STACK $DEVICE not_default_leaked_ms=$leak" >>"$E2E_DIR/figures.txt"
