@@ -14,17 +14,40 @@ public enum QueueLoader {
           "cannot play '\(argument)': \(String(cString: strerror(errno)).lowercased())")
         continue
       }
-      if (st.st_mode & S_IFMT) == S_IFDIR {
-        let found = walk(argument)
-        if found.isEmpty { problems.append("cannot play '\(argument)': no audio files in it") }
+      switch st.st_mode & S_IFMT {
+      case S_IFDIR:
+        var walked = Walk()
+        let found = walked.files(in: argument, st)
+        problems += walked.problems
+        if found.isEmpty && walked.problems.isEmpty {
+          problems.append("cannot play '\(argument)': no audio files in it")
+        }
         files += found
-      } else if isPlaylist(argument) {
-        files += readPlaylist(argument, problems: &problems)
-      } else {
-        files.append(argument)
+      case S_IFREG:
+        if isPlaylist(argument) {
+          files += readPlaylist(argument, problems: &problems)
+        } else {
+          files.append(argument)
+        }
+      default:
+        // A FIFO would block the decoder for ever; a device or a socket is no file to play.
+        problems.append(
+          "cannot play '\(argument)': it is \(kindName(st.st_mode)), not a sound file")
       }
     }
     return (files, problems)
+  }
+
+  /// What a stat mode is, for the user: "a named pipe (FIFO)", "a character device"...
+  static func kindName(_ mode: mode_t) -> String {
+    switch mode & S_IFMT {
+    case S_IFIFO: "a named pipe (FIFO)"
+    case S_IFCHR: "a character device"
+    case S_IFBLK: "a block device"
+    case S_IFSOCK: "a socket"
+    case S_IFDIR: "a folder"
+    default: "not a regular file"
+    }
   }
 
   static let audioExtensions: Set<String> = [
@@ -39,29 +62,55 @@ public enum QueueLoader {
 
   /// Audio files below `directory`, in name order, folders before the files after them.
   static func walk(_ directory: String) -> [String] {
-    guard let dir = opendir(directory) else { return [] }
-    var names: [String] = []
-    while let entry = readdir(dir) {
-      let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-        String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+    var st = stat()
+    guard stat(directory, &st) == 0 else { return [] }
+    var walked = Walk()
+    return walked.files(in: directory, st)
+  }
+
+  /// One walk of a folder tree: each folder visited once (by device and inode), so that links
+  /// back up the tree (a folder holding links to itself grew without end) add nothing; regular
+  /// files only (a FIFO among the tracks would block the decoder for ever); unreadable folders
+  /// said, once each.
+  struct Walk {
+    private var visited: Set<[UInt64]> = []
+    private(set) var problems: [String] = []
+
+    mutating func files(in directory: String, _ st: stat) -> [String] {
+      guard visited.insert([UInt64(st.st_dev), UInt64(st.st_ino)]).inserted else { return [] }
+      guard let dir = opendir(directory) else {
+        problems.append(
+          "cannot read the folder '\(directory)': \(String(cString: strerror(errno)).lowercased())")
+        return []
       }
-      if !name.hasPrefix(".") { names.append(name) }
-    }
-    closedir(dir)
-    var out: [String] = []
-    for name in names.sorted(by: { $0.localizedStandardLess($1) }) {
-      let path = directory.hasSuffix("/") ? directory + name : directory + "/" + name
-      var st = stat()
-      guard stat(path, &st) == 0 else { continue }
-      if (st.st_mode & S_IFMT) == S_IFDIR {
-        out += walk(path)
-      } else if let dot = name.lastIndex(of: "."), dot != name.startIndex,
-        audioExtensions.contains(name[name.index(after: dot)...].lowercased())
-      {
-        out.append(path)
+      var names: [String] = []
+      while let entry = readdir(dir) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+          String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        }
+        if !name.hasPrefix(".") { names.append(name) }
       }
+      closedir(dir)
+      var out: [String] = []
+      for name in names.sorted(by: { $0.localizedStandardLess($1) }) {
+        let path = directory.hasSuffix("/") ? directory + name : directory + "/" + name
+        var st = stat()
+        guard stat(path, &st) == 0 else { continue }
+        switch st.st_mode & S_IFMT {
+        case S_IFDIR:
+          out += files(in: path, st)
+        case S_IFREG:
+          if let dot = name.lastIndex(of: "."), dot != name.startIndex,
+            QueueLoader.audioExtensions.contains(name[name.index(after: dot)...].lowercased())
+          {
+            out.append(path)
+          }
+        default:
+          continue  // a FIFO, a device, a socket: never a track
+        }
+      }
+      return out
     }
-    return out
   }
 
   static func readPlaylist(_ path: String, problems: inout [String]) -> [String] {

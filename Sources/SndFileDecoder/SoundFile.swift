@@ -20,6 +20,21 @@ public final class SoundFile: AudioDecoder {
   /// Opens `path` (sf_open). Throws with plain words when it is missing, empty, unreadable or
   /// not audio libsndfile knows.
   public init(path: String) throws(DecodeError) {
+    // Only regular files: opening a FIFO blocks until a writer comes (for ever, and the next
+    // track never played), and a device or a socket is no sound file. Said before opening.
+    var st = stat()
+    if stat(path, &st) == 0, (st.st_mode & S_IFMT) != S_IFREG {
+      let kind: String
+      switch st.st_mode & S_IFMT {
+      case S_IFIFO: kind = "a named pipe (FIFO)"
+      case S_IFCHR: kind = "a character device"
+      case S_IFBLK: kind = "a block device"
+      case S_IFSOCK: kind = "a socket"
+      case S_IFDIR: kind = "a folder"
+      default: kind = "not a regular file"
+      }
+      throw DecodeError(path: path, reason: "it is \(kind), not a sound file")
+    }
     var info = SF_INFO()
     guard let h = sf_open(path, Int32(SFM_READ), &info) else {
       let detail = String(cString: sf_strerror(nil))

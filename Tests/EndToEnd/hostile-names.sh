@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 16: names reach the terminal escaped. A file whose name holds terminal escape sequences
+# Issue 16: names reach the terminal escaped; hostile files do not hang the player. A file whose name holds terminal escape sequences
 # (retitle, clear the screen) and a newline plays, and every line hark prints about it shows
 # them as \x1b, \n...: nothing raw reaches the user's terminal, and one line stays one line.
 source "$(dirname "$0")/lib.sh"
@@ -22,3 +22,18 @@ grep -F "cannot play" "$E2E_DIR/out.txt" | grep -qF '\x1b]0;pwned\x07' \
 [ "$(grep -c "lines'" "$E2E_DIR/out.txt")" -eq 1 ] && ! grep -q "^lines" "$E2E_DIR/out.txt" \
   || fail "a newline in the name split a line: $(cat -v "$E2E_DIR/out.txt")"
 pass "a name with ESC ] 0 ;, ESC [ 2 J and a newline played and was printed escaped, one line each ($(grep -c . "$E2E_DIR/out.txt") lines)"
+
+# Issue 11/16: a FIFO named in a playlist is refused with its kind before anything opens it (it
+# hung 'hark play' for ever), and the next file plays.
+mkfifo "$dir/pipe.wav"
+sox -n -r 44100 -c 2 "$dir/good.wav" synth 0.3 sine 440
+printf 'pipe.wav\ngood.wav\n' >"$dir/list.m3u"
+set +e
+timeout 20 "$HARK_BIN" play --no-ui --device null "$dir/list.m3u" >"$E2E_DIR/fifo.txt" 2>&1
+rc=$?
+set -e
+[ $rc -eq 0 ] || fail "a FIFO in a playlist: exit $rc (124: it hung): $(cat "$E2E_DIR/fifo.txt")"
+grep -qF "pipe.wav': it is a named pipe (FIFO), not a sound file" "$E2E_DIR/fifo.txt" \
+  || fail "the FIFO was not named with its kind: $(cat "$E2E_DIR/fifo.txt")"
+grep -qF "playing 'good'" "$E2E_DIR/fifo.txt" || fail "the next file did not play: $(cat "$E2E_DIR/fifo.txt")"
+pass "a FIFO in a playlist was refused before it was opened ($(grep -F "pipe.wav" "$E2E_DIR/fifo.txt" | head -1)), and the next file played"

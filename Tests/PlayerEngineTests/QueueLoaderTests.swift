@@ -146,6 +146,37 @@ private final class Scratch {
       ])
   }
 
+  /// Issue 16: a folder holding links to itself grew the walk without end (168 MB in 30 s, one
+  /// file queued 41 times): each folder is visited once.
+  @Test(.timeLimit(.minutes(1))) func linksBackUpTheTreeAreWalkedOnce() throws {
+    let scratch = try Scratch()
+    try scratch.touch("music/a.wav", "music/sub/b.flac")
+    symlink(scratch.path("music"), scratch.path("music/loop1"))
+    symlink(scratch.path("music"), scratch.path("music/sub/loop2"))
+    symlink(scratch.path("music/sub"), scratch.path("music/sub/self"))
+    let (files, problems) = QueueLoader.load([scratch.path("music")])
+    #expect(problems.isEmpty)
+    #expect(files == [scratch.path("music/a.wav"), scratch.path("music/sub/b.flac")])
+  }
+
+  /// Issue 11: a FIFO (or a device, a socket) is no track: named on the command line it is
+  /// refused with its kind before anything opens it; in a folder it is passed over.
+  @Test func namedPipesAreRefusedBeforeTheyAreOpened() throws {
+    let scratch = try Scratch()
+    try scratch.touch("music/a.wav")
+    #expect(mkfifo(scratch.path("music/pipe.wav"), 0o600) == 0)
+    let (inFolder, folderProblems) = QueueLoader.load([scratch.path("music")])
+    #expect(inFolder == [scratch.path("music/a.wav")])
+    #expect(folderProblems.isEmpty)
+    let (named, problems) = QueueLoader.load([scratch.path("music/pipe.wav"), "/dev/null"])
+    #expect(named.isEmpty)
+    #expect(
+      problems == [
+        "cannot play '\(scratch.path("music/pipe.wav"))': it is a named pipe (FIFO), not a sound file",
+        "cannot play '/dev/null': it is a character device, not a sound file",
+      ])
+  }
+
   @Test func missingPathsAreReportedWithAReason() throws {
     let scratch = try Scratch()
     try scratch.touch("here.wav")
