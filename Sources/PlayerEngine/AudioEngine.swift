@@ -187,6 +187,23 @@ public final class AudioEngine: @unchecked Sendable {
   /// What the engine has to say; one consumer.
   public let events: AsyncStream<EngineEvent>
 
+  /// The most channels a track may have: more is refused with the reason when it opens. 32
+  /// covers every layout people keep (7.1.4 is 12, 22.2 is 24); a file that says more is
+  /// almost always a damaged header, and each channel costs render memory up front.
+  public static let maximumChannels = 32
+
+  /// Decode thread: refuses a decoder whose channel count this engine cannot carry.
+  private static func checkChannels(_ decoder: any AudioDecoder, _ path: String)
+    throws(DecodeError)
+  {
+    let channels = decoder.format.channels
+    guard channels >= 1, channels <= maximumChannels else {
+      throw DecodeError(
+        path: path,
+        reason: "it has \(channels) channels; hark plays files of 1 to \(maximumChannels)")
+    }
+  }
+
   /// `nextTrack` is asked, on the decode thread, what follows a track (for gapless playback).
   public init(
     configuration: Configuration, nextTrack: @escaping @Sendable (QueuedTrack) -> QueuedTrack?
@@ -195,8 +212,10 @@ public final class AudioEngine: @unchecked Sendable {
     self.nextTrack = nextTrack
     ring = SampleRing(capacity: configuration.ringSamples)
     shared = Mutex(Shared(deviceName: configuration.deviceName))
-    // Room for a chunk of up to 8 channels, allocated once for the render thread.
-    scratch = .allocate(capacity: configuration.chunkFrames * 8)
+    // Room for a chunk of the most channels a track may have (more are refused when it opens:
+    // the count comes from the file), allocated once for the render thread. It held 8, and a
+    // 9-channel WAV overflowed it.
+    scratch = .allocate(capacity: configuration.chunkFrames * Self.maximumChannels)
     scratch.initialize(repeating: 0)
     (events, eventContinuation) = AsyncStream.makeStream()
     renderThread = JoinableThread { [unowned self] in renderLoop() }
@@ -591,7 +610,9 @@ public final class AudioEngine: @unchecked Sendable {
       }
       if let decoder = d.decoder, formatBoundary.load(ordering: .relaxed) < 0 {
         let channels = decoder.format.channels
-        let want = configuration.chunkFrames * 4 * channels
+        // Four chunks at a time, but never more than half the ring holds: with many channels
+        // four chunks did not fit in the ring at all, and the decoder waited for room for ever.
+        let want = min(configuration.chunkFrames * 4, ring.capacity / 2 / channels) * channels
         if ring.writableCount >= want {
           var frames = 0
           var failure: DecodeError?
@@ -599,7 +620,7 @@ public final class AudioEngine: @unchecked Sendable {
           // storage (almost always); through a buffer where it would wrap.
           let region = ring.writableRegion()
           let fit = min(want, region.count / channels * channels)
-          let inPlace = fit >= configuration.chunkFrames * channels
+          let inPlace = fit >= min(want, configuration.chunkFrames * channels)
           do throws(DecodeError) {
             if inPlace {
               frames = try decoder.read(into: UnsafeMutableBufferPointer(rebasing: region[0..<fit]))
@@ -753,6 +774,7 @@ public final class AudioEngine: @unchecked Sendable {
     while let t = candidate {
       do throws(DecodeError) {
         let decoder = try configuration.openDecoder(t.path)
+        try Self.checkChannels(decoder, t.path)
         let frame =
           decoder.isSeekable && start > 0
           ? min(decoder.format.frames(in: start), max(0, (decoder.frameCount ?? .max) - 1)) : 0
@@ -784,6 +806,7 @@ public final class AudioEngine: @unchecked Sendable {
     while let t = candidate {
       do throws(DecodeError) {
         let decoder = try configuration.openDecoder(t.path)
+        try Self.checkChannels(decoder, t.path)
         if decoder.format == output?.format {
           begin(t, decoder, atFrame: 0, &d)  // gapless: straight on in the ring
         } else {

@@ -37,3 +37,19 @@ grep -qF "pipe.wav': it is a named pipe (FIFO), not a sound file" "$E2E_DIR/fifo
   || fail "the FIFO was not named with its kind: $(cat "$E2E_DIR/fifo.txt")"
 grep -qF "playing 'good'" "$E2E_DIR/fifo.txt" || fail "the next file did not play: $(cat "$E2E_DIR/fifo.txt")"
 pass "a FIFO in a playlist was refused before it was opened ($(grep -F "pipe.wav" "$E2E_DIR/fifo.txt" | head -1)), and the next file played"
+
+# Issue 11: many channels. A valid 9-channel WAV (it overflowed a heap buffer) plays; one of 40
+# is refused with the reason; the next file plays. Through the real decoder and ALSA's null.
+sox -n -r 44100 -c 9 -b 16 "$dir/nine.wav" synth 0.2 sine 440
+sox -n -r 44100 -c 40 -b 16 "$dir/forty.wav" synth 0.2 sine 440
+set +e
+timeout 20 "$HARK_BIN" play --no-ui --device null "$dir/nine.wav" "$dir/forty.wav" "$dir/good.wav" \
+  >"$E2E_DIR/channels.txt" 2>&1
+rc=$?
+set -e
+[ $rc -eq 0 ] || fail "9 and 40 channels: exit $rc: $(cat "$E2E_DIR/channels.txt")"
+grep -qF "playing 'nine'" "$E2E_DIR/channels.txt" || fail "the 9-channel file did not play: $(cat "$E2E_DIR/channels.txt")"
+grep -qF "forty.wav': it has 40 channels; hark plays files of 1 to 32" "$E2E_DIR/channels.txt" \
+  || fail "the 40-channel file was not refused with the reason: $(cat "$E2E_DIR/channels.txt")"
+grep -qF "playing 'good'" "$E2E_DIR/channels.txt" || fail "the next file did not play: $(cat "$E2E_DIR/channels.txt")"
+pass "a 9-channel WAV played; a 40-channel one was refused with the reason; the next file played"

@@ -531,6 +531,50 @@ import Testing
     #expect(rig.devices.opened.count == 1)
   }
 
+  /// Issue 11, memory safety: a file's channel count sizes what the engine uses for it. Every
+  /// count the engine takes plays to its end (9 channels overflowed the render scratch buffer,
+  /// 19 and more never left the decoder: four chunks did not fit in the ring).
+  @Test(.timeLimit(.minutes(2)), arguments: [1, 2, 6, 8, 9, 12, 19, 24, 32])
+  func everyChannelCountUpToTheMostPlaysToItsEnd(channels: Int) async throws {
+    let tone = ToneDecoder.Configuration(
+      path: "many.wav", format: PCMFormat(sampleRate: 48_000, channels: channels),
+      frames: 48_000, signal: .sine(hertz: 440, amplitude: 0.5))
+    // With a fade-in, as the player has, so that the first chunk goes through the scratch
+    // buffer (at unity gain samples go to the device straight from the ring).
+    let rig = EngineRig(
+      queue: ["many.wav"], tracks: ["many.wav": tone],
+      configure: { $0.fadeIn = .milliseconds(5) })
+    defer { rig.shutdown() }
+    rig.start("many.wav")
+    try #require(await rig.endOfQueue(), "\(rig.state)")
+    #expect(rig.output()?.format.channels == channels)
+    #expect(rig.output()?.framesWritten == 48_000)
+    #expect(!rig.events.contains { if case .trackFailed = $0 { true } else { false } })
+  }
+
+  /// More channels than the engine carries: refused with the reason when it opens (first in
+  /// the queue or reached from another track), and the next track plays.
+  @Test(.timeLimit(.minutes(1)), arguments: [33, 745, 1024])
+  func tooManyChannelsAreRefusedWithTheReasonAndTheNextPlays(channels: Int) async throws {
+    let many = ToneDecoder.Configuration(
+      path: "many.wav", format: PCMFormat(sampleRate: 44_100, channels: channels), frames: 1_000,
+      signal: .sine(hertz: 440, amplitude: 0.5))
+    let rig = EngineRig(
+      queue: ["a.wav", "many.wav", "c.wav"],
+      tracks: [
+        "a.wav": .counter(10_000), "many.wav": many, "c.wav": .counter(10_000, first: 1_000_000),
+      ])
+    defer { rig.shutdown() }
+    rig.start("a.wav")
+    try #require(await rig.endOfQueue(), "\(rig.state)")
+    let refusal = DecodeError(
+      path: "many.wav", reason: "it has \(channels) channels; hark plays files of 1 to 32")
+    #expect(rig.events == [.trackFailed(rig.track("many.wav"), refusal), .endOfQueue])
+    #expect(
+      difference(counterFrames(rig.output()), Array(0..<10_000) + Array(1_000_000..<1_010_000))
+        == nil)
+  }
+
   /// Acceptance scenario 8 when the bad file is the one asked for (the first of the queue, or
   /// the one "next" lands on): the next track plays.
   @Test func aTrackAskedForThatWillNotOpenHandsOverToTheNext() async throws {
