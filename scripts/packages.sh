@@ -16,10 +16,10 @@ HARK_RUNTIME_PACKAGES=(procps pkgconf libasound2-dev libsndfile1-dev libncurses-
 # makes the test tones, gcc builds the assets test's small libsndfile checker; the MPRIS tests
 # start private buses with dbus-daemon, watch them with dbus-monitor and dbus-send (dbus-bin),
 # and drive the player with playerctl. The desktop tests also run PipeWire as desktops do:
-# pipewire and wireplumber, PipeWire's pulse service from libpipewire-0.3-modules (not the
-# pipewire-pulse package, which conflicts with pulseaudio; nor pipewire-alsa, which does too:
-# the tests unpack its ALSA plugin from the package without installing it), pw-play from
-# pipewire-bin.
+# pipewire and wireplumber, PipeWire's pulse service from libpipewire-0.3-modules (run by the
+# test on a private socket; the pipewire-pulse package only adds systemd units), pw-play from
+# pipewire-bin. Not pipewire-alsa, which conflicts with pulseaudio: the tests unpack its ALSA
+# plugin from the package without installing it.
 HARK_TEST_PACKAGES=("${HARK_RUNTIME_PACKAGES[@]}" python3 tmux pulseaudio pulseaudio-utils sox gcc
   dbus-daemon dbus-bin playerctl pipewire pipewire-bin wireplumber libpipewire-0.3-modules
   libspa-0.2-modules)

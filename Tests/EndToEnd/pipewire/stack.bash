@@ -5,10 +5,10 @@
 # `default` goes to PipeWire through its ALSA plugin (pipewire-alsa), as on a PipeWire desktop,
 # for processes whose $HOME is the test's.
 #
-# Debian 12's pipewire-pulse and pipewire-alsa packages conflict with pulseaudio, which the
-# other tests need: the pulse service runs as `pipewire -c pipewire-pulse.conf` (its module is
-# in libpipewire-0.3-modules), and the ALSA plugin is taken from pipewire-alsa's package
-# without installing it (`apt-get download`, unpacked once into $PIPEWIRE_ALSA_DIR).
+# Debian 12's pipewire-alsa package conflicts with pulseaudio, which the other tests need: its
+# ALSA plugin is taken from the package without installing it (`apt-get download`, unpacked
+# once into $PIPEWIRE_ALSA_DIR). The pulse service runs as `pipewire -c pipewire-pulse.conf`
+# (its module is in libpipewire-0.3-modules) on the test's own socket.
 
 PIPEWIRE_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 : "${PIPEWIRE_ALSA_DIR:=${TMPDIR:-/tmp}/hark-pipewire-alsa}"
