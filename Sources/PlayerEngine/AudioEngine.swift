@@ -110,6 +110,8 @@ public final class AudioEngine: @unchecked Sendable {
 
   /// Where a track's frames start in the ring.
   private struct Segment {
+    /// In the order begun; announcements go in this order.
+    var id: Int
     var track: QueuedTrack
     var ringStart: Int  // absolute sample position in the ring
     var trackStartFrame: Int  // the track frame at ringStart
@@ -143,7 +145,8 @@ public final class AudioEngine: @unchecked Sendable {
     var switchFailure: OutputOpenError?
     var ducked = false
     var muted = false
-    var announced: Int?  // ringStart of the last segment said to be heard
+    var announced = 0  // id of the last segment said to be heard (or passed over, empty)
+    var lastSegmentID = 0
   }
 
   // Render ↔ decode/control, lock-free.
@@ -576,6 +579,9 @@ public final class AudioEngine: @unchecked Sendable {
     var track: QueuedTrack?
     var pending: (QueuedTrack, any AudioDecoder)?
     var buffer: [Float] = []
+    /// Of the current track, since it began at `startFrame`.
+    var framesDecoded = 0
+    var startFrame = 0
   }
 
   private func decodeLoop() {
@@ -634,6 +640,7 @@ public final class AudioEngine: @unchecked Sendable {
             failure = error
           }
           if frames > 0 {
+            d.framesDecoded += frames
             if inPlace {
               ring.commitWrite(frames * channels)
             } else {
@@ -653,6 +660,14 @@ public final class AudioEngine: @unchecked Sendable {
           }
           if let failure, let track = d.track {
             eventContinuation.yield(.trackFailed(track, failure))
+          } else if frames == 0, d.framesDecoded == 0, d.startFrame == 0, let track = d.track {
+            // Opened, but not one frame in it: an empty file, or one cut short before its
+            // first audio (a FLAC cut in its header, an Ogg cut before its first audio page).
+            // Said like any file that will not play; the next is announced in its place.
+            eventContinuation.yield(
+              .trackFailed(
+                track,
+                DecodeError(path: track.path, reason: "no sound in it (empty, or cut short)")))
           }
           if frames == 0 || failure != nil { advance(&d) }
           continue
@@ -666,23 +681,35 @@ public final class AudioEngine: @unchecked Sendable {
 
   /// Decode thread: publishes the decoder's track, says when the track heard changes, and
   /// tells the render thread where the next one to announce starts.
+  ///
+  /// Every track whose first frame has been heard is announced, in order, also when a device
+  /// that is not paced (ALSA's null) plays several between two looks. A segment with no frames
+  /// (a file that decoded to nothing: reported as failed by the decode loop) is passed over,
+  /// and one still waiting for its first frames is announced once they are there.
   private func syncTracks(_ d: DecodeState) {
     let played = ring.releasedPosition
-    let heard: QueuedTrack? = shared.withLock { s in
+    let written = ring.writePosition
+    let heard: [QueuedTrack] = shared.withLock { s in
       if s.decoding != d.track { s.decoding = d.track }
-      var news: QueuedTrack?
-      // A track starting is news (repeat one plays one track again); a seek within it is not.
-      if let h = s.segments.last(where: { $0.ringStart <= played }) ?? s.segments.first,
-        h.ringStart != s.announced, !h.isSeekWithin
-      {
-        s.announced = h.ringStart
-        news = h.track
+      var news: [QueuedTrack] = []
+      for (i, seg) in s.segments.enumerated() where seg.id > s.announced {
+        guard seg.ringStart <= played else { break }
+        let isLast = i + 1 == s.segments.count
+        let end = isLast ? written : s.segments[i + 1].ringStart
+        if end == seg.ringStart {
+          if isLast { break }  // its frames are still to come
+          s.announced = seg.id  // empty, passed over
+          continue
+        }
+        s.announced = seg.id
+        // A track starting is news (repeat one plays one track again); a seek within it is not.
+        if !seg.isSeekWithin { news.append(seg.track) }
       }
-      let next = s.segments.first { $0.ringStart > played && !$0.isSeekWithin }
+      let next = s.segments.first { $0.id > s.announced }
       announceAt.store(next?.ringStart ?? -1, ordering: .releasing)
       return news
     }
-    if let heard { eventContinuation.yield(.nowHearing(heard)) }
+    for track in heard { eventContinuation.yield(.nowHearing(track)) }
   }
 
   /// Decode thread. Carries out a command.
@@ -696,7 +723,6 @@ public final class AudioEngine: @unchecked Sendable {
       resetRing()
       shared.withLock {
         $0.segments = []
-        $0.announced = nil
         $0.decoding = nil
       }
       return .done
@@ -734,10 +760,7 @@ public final class AudioEngine: @unchecked Sendable {
     case .load(let track, let seconds, let continuing):
       d = DecodeState()
       resetRing()
-      shared.withLock {
-        $0.segments = []
-        if !continuing { $0.announced = nil }
-      }
+      shared.withLock { $0.segments = [] }
       return open(track, at: seconds, &d, seeking: continuing) ? .done : .failed
     case .seek(let track, let seconds):
       d.pending = nil
@@ -845,17 +868,24 @@ public final class AudioEngine: @unchecked Sendable {
   ) {
     d.decoder = decoder
     d.track = track
+    d.framesDecoded = 0
+    d.startFrame = frame
     let duration = decoder.frameCount.map { decoder.format.seconds($0) }
-    let segment = Segment(
-      track: track, ringStart: ring.writePosition, trackStartFrame: frame, format: decoder.format,
+    var segment = Segment(
+      id: 0, track: track, ringStart: ring.writePosition, trackStartFrame: frame,
+      format: decoder.format,
       duration: duration, metadata: decoder.metadata, isSeekable: decoder.isSeekable,
       isSeekWithin: seeking)
     shared.withLock { s in
-      // Keep only what the render thread may still be playing, and the new one.
+      // Keep only what the render thread may still be playing or is still to announce, and
+      // the new one.
       let played = ring.releasedPosition
       if let lastHeard = s.segments.lastIndex(where: { $0.ringStart <= played }) {
-        s.segments.removeFirst(lastHeard)
+        let announced = s.segments.prefix { $0.id <= s.announced }.count
+        s.segments.removeFirst(min(lastHeard, announced))
       }
+      s.lastSegmentID += 1
+      segment.id = s.lastSegmentID
       s.segments.append(segment)
       // At once, with the segment: a snapshot taken as soon as a load returns must not see
       // the segment without the decoder's track (which would read as the end of the queue).

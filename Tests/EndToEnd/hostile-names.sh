@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Issue 16: names reach the terminal escaped; hostile files do not hang the player. A file whose name holds terminal escape sequences
+# Issue 16: names reach the terminal escaped; hostile files do not hang the player and are
+# skipped with their reason. A file whose name holds terminal escape sequences
 # (retitle, clear the screen) and a newline plays, and every line hark prints about it shows
 # them as \x1b, \n...: nothing raw reaches the user's terminal, and one line stays one line.
 source "$(dirname "$0")/lib.sh"
@@ -53,3 +54,29 @@ grep -qF "forty.wav': it has 40 channels; hark plays files of 1 to 32" "$E2E_DIR
   || fail "the 40-channel file was not refused with the reason: $(cat "$E2E_DIR/channels.txt")"
 grep -qF "playing 'good'" "$E2E_DIR/channels.txt" || fail "the next file did not play: $(cat "$E2E_DIR/channels.txt")"
 pass "a 9-channel WAV played; a 40-channel one was refused with the reason; the next file played"
+
+# Issue 16: files that decode to nothing. An Ogg cut before its first audio page and a FLAC cut
+# inside its header open but hold no frame: each is skipped with its reason, and the track after
+# each is announced as what plays (the one after the Ogg was never announced: it began where the
+# cut file began). Through the real decoder and ALSA's null, which takes everything at once.
+sox -n -r 44100 -c 2 "$dir/whole.ogg" synth 2 sine 440
+sox -n -r 44100 -c 2 "$dir/whole.flac" synth 2 sine 440
+head -c 4200 "$dir/whole.ogg" >"$dir/cut.ogg"
+head -c 42 "$dir/whole.flac" >"$dir/cut.flac"
+sox -n -r 44100 -c 2 "$dir/after-ogg.ogg" synth 0.3 sine 550
+sox -n -r 44100 -c 2 "$dir/after-flac.ogg" synth 0.3 sine 660
+set +e
+timeout 20 "$HARK_BIN" play --no-ui --device null "$dir/cut.ogg" "$dir/after-ogg.ogg" \
+  "$dir/cut.flac" "$dir/after-flac.ogg" >"$E2E_DIR/cut.txt" 2>&1
+rc=$?
+set -e
+[ $rc -eq 0 ] || fail "files cut short: exit $rc: $(cat "$E2E_DIR/cut.txt")"
+grep -qF "cut.ogg': no sound in it (empty, or cut short)" "$E2E_DIR/cut.txt" \
+  || fail "the cut Ogg was not reported: $(cat "$E2E_DIR/cut.txt")"
+grep -qF "cut.flac': " "$E2E_DIR/cut.txt" || fail "the cut FLAC was not reported: $(cat "$E2E_DIR/cut.txt")"
+grep -qF "playing 'cut" "$E2E_DIR/cut.txt" && fail "a file with no sound was announced as playing: $(cat "$E2E_DIR/cut.txt")"
+grep -qF "playing 'after-ogg' (2/4)" "$E2E_DIR/cut.txt" \
+  || fail "the track after the cut Ogg was not announced: $(cat "$E2E_DIR/cut.txt")"
+grep -qF "playing 'after-flac' (4/4)" "$E2E_DIR/cut.txt" \
+  || fail "the track after the cut FLAC was not announced: $(cat "$E2E_DIR/cut.txt")"
+pass "an Ogg and a FLAC cut short were skipped with their reasons and the track after each was announced: $(grep -F "cut.flac'" "$E2E_DIR/cut.txt")"

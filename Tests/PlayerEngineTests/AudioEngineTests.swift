@@ -531,6 +531,51 @@ import Testing
     #expect(rig.devices.opened.count == 1)
   }
 
+  /// Issue 16: a file that opens but holds not one frame (empty, an Ogg cut before its first
+  /// audio page, a FLAC cut in its header) is reported with its reason like one that will not
+  /// open, and the track after it is announced as heard, first in the queue or in the middle,
+  /// on a paced device and on one that takes everything at once (ALSA's null), which used to
+  /// pass over tracks between two looks.
+  @Test(arguments: [FakeOutput.Pacing.unpaced, .realTime(speed: 4)])
+  func aFileThatDecodesToNothingIsReportedAndTheNextIsAnnounced(pacing: FakeOutput.Pacing)
+    async throws
+  {
+    let rig = EngineRig(
+      queue: ["cut.ogg", "b.wav", "empty.wav", "d.wav", "e.wav"],
+      tracks: [
+        "cut.ogg": .counter(0), "b.wav": .counter(5_000), "empty.wav": .counter(0),
+        "d.wav": .counter(5_000, first: 1_000_000), "e.wav": .counter(5_000, first: 2_000_000),
+      ],
+      output: FakeOutput.Options(pacing: pacing))
+    defer { rig.shutdown() }
+    rig.start("cut.ogg")
+    try #require(await rig.endOfQueue(), "\(rig.state)")
+    let nothing = "no sound in it (empty, or cut short)"
+    #expect(
+      rig.events == [
+        .trackFailed(rig.track("cut.ogg"), DecodeError(path: "cut.ogg", reason: nothing)),
+        .trackFailed(rig.track("empty.wav"), DecodeError(path: "empty.wav", reason: nothing)),
+        .endOfQueue,
+      ])
+    #expect(rig.heard == [rig.track("b.wav"), rig.track("d.wav"), rig.track("e.wav")])
+    let expected = Array(0..<5_000) + Array(1_000_000..<1_005_000) + Array(2_000_000..<2_005_000)
+    #expect(difference(counterFrames(rig.output()), expected) == nil)
+  }
+
+  /// A seek to the very end of a track leaves nothing to decode from there: that is not a file
+  /// with no sound in it.
+  @Test func aSeekToTheEndIsNotAFailure() async throws {
+    let rig = EngineRig(
+      queue: ["a.wav", "b.wav"],
+      tracks: ["a.wav": .counter(44_100), "b.wav": .counter(5_000, first: 1_000_000)])
+    defer { rig.shutdown() }
+    rig.engine.load(rig.track("a.wav"), at: 1.0, playing: false)
+    rig.engine.play()
+    try #require(await rig.endOfQueue(), "\(rig.state)")
+    #expect(rig.events == [.endOfQueue])
+    #expect(rig.heard.last == rig.track("b.wav"))
+  }
+
   /// Issue 11, memory safety: a file's channel count sizes what the engine uses for it. Every
   /// count the engine takes plays to its end (9 channels overflowed the render scratch buffer,
   /// 19 and more never left the decoder: four chunks did not fit in the ring).
