@@ -39,6 +39,24 @@ public protocol AudioDecoder: AnyObject {
   func seek(toFrame frame: Int) throws(DecodeError)
 }
 
+/// An output that opened but will not play a format (a rate or a channel count the device and
+/// its converters cannot take): the track is skipped with this reason, and the queue goes on.
+/// Any other error opening an output means the output itself is unavailable.
+public struct FormatRefused: Error, Hashable, Sendable, CustomStringConvertible {
+  public var device: String
+  public var format: PCMFormat
+  /// The library's own words.
+  public var detail: String
+
+  public init(device: String, format: PCMFormat, detail: String) {
+    self.device = device
+    self.format = format
+    self.detail = detail
+  }
+
+  public var description: String { "'\(device)' cannot play \(format) (\(detail))" }
+}
+
 /// What became of one write to an output.
 public enum OutputWriteResult: Equatable, Sendable {
   /// This many frames were accepted (may be fewer than offered).
@@ -69,6 +87,15 @@ public protocol AudioOutput: AnyObject {
   func write(_ samples: UnsafeBufferPointer<Float>, wakingOn wakeFD: Int32) -> OutputWriteResult
   /// Render thread: frames written but not yet heard.
   func delayFrames() -> Int
+  /// Render thread: whether the device is playing what it holds (it has started since it was
+  /// opened or prepared). Until then nothing written is being heard, and the position must not
+  /// move on with the clock.
+  func isRunning() -> Bool
+  /// Render thread: takes back up to `frames` of the latest frames written and not yet heard,
+  /// so that they can be written again (at another gain: a duck heard at once, without
+  /// restarting the stream); returns how many it took back. A device that cannot take back
+  /// honestly (a sound server's plugin has already sent them on) returns 0.
+  func rewind(frames: Int) -> Int
   /// Render thread: discards what the device holds, at once (snd_pcm_drop).
   func discard()
   /// Render thread: makes the device ready to play again after `discard`.

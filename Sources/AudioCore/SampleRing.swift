@@ -120,6 +120,15 @@ public final class SampleRing: @unchecked Sendable {
     return r &- back
   }
 
+  /// Goes back to `position` (not before the first sample not heard, nor past the read
+  /// position), to read again what was read from there; returns how many samples will be.
+  public func rewind(to position: Int) -> Int {
+    let r = consumed.load(ordering: .relaxed)
+    let back = min(r, max(position, released.load(ordering: .relaxed)))
+    consumed.store(back, ordering: .releasing)
+    return r &- back
+  }
+
   // MARK: Both parked
 
   /// Empties the ring and starts counting at `position`. Only while neither thread uses it.

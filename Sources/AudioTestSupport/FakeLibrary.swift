@@ -63,6 +63,7 @@ public final class FakeDevices: Sendable {
   private let options: FakeOutput.Options
   private let perOpening: [Int: FakeOutput.Options]
   private let failing: Set<Int>
+  private let refusing: Set<PCMFormat>
   private let outputs = Mutex<[FakeOutput]>([])
   private let attempts = Mutex(0)
 
@@ -70,22 +71,26 @@ public final class FakeDevices: Sendable {
   /// `perOpening[n]` or, if `failing` holds n, throws `FakeDeviceError`.
   public init(
     _ options: FakeOutput.Options = FakeOutput.Options(),
-    perOpening: [Int: FakeOutput.Options] = [:], failing: Set<Int> = []
+    perOpening: [Int: FakeOutput.Options] = [:], failing: Set<Int> = [],
+    refusing: Set<PCMFormat> = []
   ) {
     self.options = options
     self.perOpening = perOpening
     self.failing = failing
+    self.refusing = refusing
   }
 
   /// Opens the next output.
-  public func open(_ deviceName: String, _ format: PCMFormat) throws(FakeDeviceError)
-    -> FakeOutput
-  {
+  /// Opens the next output; a format in `refusing` is refused (`FormatRefused`).
+  public func open(_ deviceName: String, _ format: PCMFormat) throws -> FakeOutput {
     let attempt = attempts.withLock { n in
       defer { n += 1 }
       return n
     }
     if failing.contains(attempt) { throw FakeDeviceError(deviceName: deviceName) }
+    if refusing.contains(format) {
+      throw FormatRefused(device: deviceName, format: format, detail: "Invalid argument")
+    }
     let output = FakeOutput(
       format: format, deviceName: deviceName, options: perOpening[attempt] ?? options)
     outputs.withLock { $0.append(output) }

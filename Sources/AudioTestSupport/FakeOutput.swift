@@ -12,7 +12,10 @@ import Synchronization
 /// The delay model: the device holds the last `latencyFrames` frames written (fewer right after
 /// a start), not yet heard. `delayFrames()` reports them, `discard()` throws them away, `drain()`
 /// and an underrun play them out, unplugging loses them. So the frames heard are
-/// `framesWritten - framesDiscarded - delayFrames()`.
+/// `framesWritten - framesDiscarded - delayFrames()`. A rewindable one (`Options.rewindable`)
+/// takes back frames it holds: they leave the recording, so what it recorded is what was heard
+/// or is still to be. A laggy one (`Options.delayLagWrites`) reports its delay as it was some
+/// writes ago, as a sound server whose latency reports arrive late does.
 public final class FakeOutput: AudioOutput, @unchecked Sendable {
   /// A way to misbehave.
   public enum Fault: Sendable, Hashable {
@@ -42,16 +45,22 @@ public final class FakeOutput: AudioOutput, @unchecked Sendable {
     public var faults: [Fault]
     /// Samples recorded at most; later frames are taken but not recorded (`overflowSamples`).
     public var capacitySamples: Int
+    /// Whether `rewind` takes frames back (a card's own device) or answers 0 (a sound server's).
+    public var rewindable: Bool
+    /// `delayFrames()` answers what the delay was this many writes ago (0: now, at most 15).
+    public var delayLagWrites: Int
 
     /// Unpaced, no latency, well behaved, room for two million samples.
     public init(
       pacing: Pacing = .unpaced, latencyFrames: Int = 0, faults: [Fault] = [],
-      capacitySamples: Int = 1 << 21
+      capacitySamples: Int = 1 << 21, rewindable: Bool = false, delayLagWrites: Int = 0
     ) {
       self.pacing = pacing
       self.latencyFrames = latencyFrames
       self.faults = faults
       self.capacitySamples = capacitySamples
+      self.rewindable = rewindable
+      self.delayLagWrites = min(max(0, delayLagWrites), 15)
     }
   }
 
@@ -63,6 +72,8 @@ public final class FakeOutput: AudioOutput, @unchecked Sendable {
     case prepare(atFrame: Int)
     /// `drain()`.
     case drain(atFrame: Int)
+    /// `rewind(frames:)`, which took back `frames` frames, leaving `atFrame` written.
+    case rewind(atFrame: Int, frames: Int)
   }
 
   /// The format it was opened at.
@@ -86,7 +97,15 @@ public final class FakeOutput: AudioOutput, @unchecked Sendable {
   private let unplugAfter: Int
   private let underrunEvery: Int
   private let nanosecondsPerFrame: Double  // 0 when unpaced
-  private var due: Int64 = 0  // render thread only: when the frames written so far are played
+  /// When the frames written so far are played (monotonic ns; 0: not started). Written on the
+  /// render thread; read by `delayFrames()` from any thread.
+  private let dueAt = Atomic<Int64>(0)
+  private var due: Int64 {
+    get { dueAt.load(ordering: .relaxed) }
+    set { dueAt.store(newValue, ordering: .relaxed) }
+  }
+  /// Render thread only: what the device held after each of the last 16 writes.
+  private let heldHistory: UnsafeMutableBufferPointer<Int>
 
   /// A device playing `format`; see `Options` for how it behaves.
   public init(format: PCMFormat, deviceName: String = "fake", options: Options = Options()) {
@@ -95,6 +114,8 @@ public final class FakeOutput: AudioOutput, @unchecked Sendable {
     self.options = options
     samples = .allocate(capacity: max(options.capacitySamples, 1))
     samples.initialize(repeating: 0)
+    heldHistory = .allocate(capacity: 16)
+    heldHistory.initialize(repeating: 0)
     callLog = .allocate(capacity: 4096)
     callLog.initialize(repeating: .prepare(atFrame: 0))
     var unplug = Int.max
@@ -115,6 +136,7 @@ public final class FakeOutput: AudioOutput, @unchecked Sendable {
 
   deinit {
     samples.deallocate()
+    heldHistory.deallocate()
     callLog.deallocate()
   }
 
@@ -147,6 +169,7 @@ public final class FakeOutput: AudioOutput, @unchecked Sendable {
     let frames = min(source.count / channels, room)
     record(UnsafeBufferPointer(rebasing: source[0..<(frames * channels)]))
     inDevice.add(frames, ordering: .relaxed)
+    heldHistory[call & 15] = inDevice.load(ordering: .relaxed)
     written.store(before + frames, ordering: .releasing)
     if nanosecondsPerFrame > 0 {
       // A device that ran dry starts again from now rather than rushing to catch up.
@@ -157,9 +180,46 @@ public final class FakeOutput: AudioOutput, @unchecked Sendable {
     return .written(frames)
   }
 
-  /// The frames written since the last flush, up to `latencyFrames`.
+  /// The frames written since the last flush, up to `latencyFrames` (as it was
+  /// `delayLagWrites` writes ago, when told to lag).
   public func delayFrames() -> Int {
-    min(options.latencyFrames, inDevice.load(ordering: .relaxed))
+    let held = min(options.latencyFrames, heldNow())
+    guard options.delayLagWrites > 0 else { return held }
+    let call = writes.load(ordering: .relaxed) - options.delayLagWrites
+    return call > 0 ? min(heldHistory[call & 15], held) : 0
+  }
+
+  /// What it holds: paced and not written to for a while, it plays on and holds less.
+  private func heldNow() -> Int {
+    let held = inDevice.load(ordering: .relaxed)
+    let due = dueAt.load(ordering: .relaxed)
+    guard nanosecondsPerFrame > 0, due > 0 else { return held }
+    let late = monotonicNanoseconds() - due
+    return late <= 0 ? held : max(0, held - Int(Double(late) / nanosecondsPerFrame))
+  }
+
+  /// Whether it holds frames it is playing (since the last discard, drain or underrun).
+  public func isRunning() -> Bool { heldNow() > 0 }
+
+  /// Rewindable, takes back up to `frames` of the frames it holds, the latest first: they
+  /// leave the recording. Otherwise takes none.
+  public func rewind(frames: Int) -> Int {
+    guard options.rewindable, frames > 0 else { return 0 }
+    let held = min(options.latencyFrames, heldNow())
+    let back = min(frames, held)
+    guard back > 0 else { return 0 }
+    let channels = format.channels
+    var samplesBack = back * channels
+    let over = overflow.load(ordering: .relaxed)
+    let fromOverflow = min(over, samplesBack)
+    if fromOverflow > 0 { overflow.store(over - fromOverflow, ordering: .releasing) }
+    samplesBack -= fromOverflow
+    recorded.store(recorded.load(ordering: .relaxed) - samplesBack, ordering: .releasing)
+    inDevice.add(-back, ordering: .relaxed)
+    written.store(written.load(ordering: .relaxed) - back, ordering: .releasing)
+    if nanosecondsPerFrame > 0 { due -= Int64(Double(back) * nanosecondsPerFrame) }
+    log(.rewind(atFrame: written.load(ordering: .relaxed), frames: back))
+    return back
   }
 
   /// Throws away the frames not yet heard.
@@ -216,6 +276,11 @@ public final class FakeOutput: AudioOutput, @unchecked Sendable {
   /// How many times `prepare()` was called.
   public var prepareCount: Int {
     calls.count { if case .prepare = $0 { true } else { false } }
+  }
+
+  /// Frames taken back by `rewind(frames:)`, in all.
+  public var framesRewound: Int {
+    calls.reduce(0) { if case .rewind(_, let n) = $1 { $0 + n } else { $0 } }
   }
 
   /// How many times `drain()` was called.

@@ -24,6 +24,9 @@ public enum EngineEvent: Sendable, Equatable {
   case endOfQueue
   /// The track being heard is now this one (the previous one ended, gaplessly or not).
   case nowHearing(QueuedTrack)
+  /// The device has started playing what it was given (after a start, a resume or a seek):
+  /// from now on the position moves with the clock (`EngineSnapshot.isAdvancing`).
+  case outputStarted
 }
 
 /// An output that would not open.
@@ -55,6 +58,10 @@ public struct EngineSnapshot: Sendable, Equatable {
   public var deviceName: String
   /// What the engine has already lined up after the track being heard.
   public var lookahead: Lookahead
+  /// Playing, and the device has started: what is heard moves on with the clock. Between a
+  /// start (or a resume, or a seek) and the device's start, through a sound server a few
+  /// hundred milliseconds, the position stays where it is.
+  public var isAdvancing: Bool = false
 }
 
 /// What an engine has lined up after the track being heard: the decoder runs up to a ring's
@@ -146,6 +153,9 @@ public final class AudioEngine: @unchecked Sendable {
     var ducked = false
     var muted = false
     var announced = 0  // id of the last segment said to be heard (or passed over, empty)
+    /// The position last shown, as (segment id, frame): it never moves back within a segment
+    /// (a device whose delay reports come late would otherwise make it step back).
+    var shown: (segment: Int, frame: Int) = (0, 0)
     var lastSegmentID = 0
   }
 
@@ -176,6 +186,11 @@ public final class AudioEngine: @unchecked Sendable {
   /// the device held then: between measurements, the position moves on with the clock.
   private let heardAt = Atomic<UInt64>(0)
   private let heardDelay = Atomic<Int>(0)
+  /// Render thread: the device is playing what it holds (it has started since the render
+  /// thread last started or took back); `startedNews` tells the decode thread, which tells
+  /// the owner (`outputStarted`), so that what it publishes moves on from then.
+  private let outputRunning = Atomic<Bool>(false)
+  private let startedNews = Atomic<Bool>(false)
   private let ring: SampleRing
   private let configuration: Configuration
   private let shared: Mutex<Shared>
@@ -333,6 +348,7 @@ public final class AudioEngine: @unchecked Sendable {
     let at = heardAt.load(ordering: .acquiring)
     let held = heardDelay.load(ordering: .relaxed)
     let now = monotonicNanoseconds()
+    let advancing = playing && outputRunning.load(ordering: .acquiring)
     return shared.withLock { s in
       let segment = s.segments.last { $0.ringStart <= played } ?? s.segments.first
       var position = 0.0
@@ -341,6 +357,11 @@ public final class AudioEngine: @unchecked Sendable {
         if playing && at > 0 && now > at {
           frames += min(held, Int(Double(now - at) * Double(seg.format.sampleRate) / 1e9))
         }
+        // Never back within a segment: between two measurements the clock may have carried it
+        // a little past what the next one says was heard (a pause resumes from that frame all
+        // the same; the position shown waits for it).
+        if s.shown.segment == seg.id { frames = max(frames, s.shown.frame) }
+        s.shown = (seg.id, frames)
         position = seg.format.seconds(frames)
         if let d = seg.duration { position = min(position, d) }
       }
@@ -350,7 +371,8 @@ public final class AudioEngine: @unchecked Sendable {
         isSeekable: segment?.isSeekable ?? false,
         deviceName: s.deviceName,
         lookahead: segment == nil || s.decoding == segment?.track
-          ? .undecided : s.decoding.map { .next($0) } ?? .end)
+          ? .undecided : s.decoding.map { .next($0) } ?? .end,
+        isAdvancing: advancing && s.state == .playing)
     }
   }
 
@@ -424,8 +446,18 @@ public final class AudioEngine: @unchecked Sendable {
     func releaseHeard(_ out: any AudioOutput, channels: Int) {
       lastDelay = out.delayFrames()
       ring.release(upTo: writtenEnd - lastDelay * channels)
-      heardDelay.store(lastDelay, ordering: .relaxed)
+      // Until the device has started, nothing it holds is being heard: the position waits
+      // (it ran ahead by what the device held, then stepped back when it started).
+      let running = out.isRunning()
+      heardDelay.store(running ? lastDelay : 0, ordering: .relaxed)
       heardAt.store(monotonicNanoseconds(), ordering: .releasing)
+      if running != outputRunning.load(ordering: .relaxed) {
+        outputRunning.store(running, ordering: .releasing)
+        if running {
+          startedNews.store(true, ordering: .releasing)
+          decodeWake.signal()
+        }
+      }
     }
 
     /// Silence now: drops what the device holds and goes back in the ring to the first frame
@@ -438,6 +470,8 @@ public final class AudioEngine: @unchecked Sendable {
       writtenEnd = ring.readPosition
       lastDelay = 0
       deviceEmpty = true
+      outputRunning.store(false, ordering: .releasing)
+      heardDelay.store(0, ordering: .relaxed)
     }
 
     while !renderQuit.load(ordering: .acquiring) {
@@ -451,6 +485,7 @@ public final class AudioEngine: @unchecked Sendable {
             _ = ring.rewindToReleased()  // what the lost device held was released when it went
           }
           renderIsPlaying.store(false, ordering: .releasing)
+          outputRunning.store(false, ordering: .releasing)
           decodeWake.signal()
         }
         renderWake.wait()
@@ -469,11 +504,19 @@ public final class AudioEngine: @unchecked Sendable {
       }
       let target = Float(bitPattern: targetGainBits.load(ordering: .acquiring))
       if target != appliedTarget {
-        // What the device holds was written at the old gain, up to a buffer's length ahead:
-        // take it back and write it again, so that a duck is heard now rather than when the
-        // buffer has played out.
-        takeBack(out)
-        gain = GainRamp(appliedTarget)
+        // A new gain (a duck, its end, silent mode's mute) never restarts the stream: through
+        // a sound server that was a restart with its start-up latency and a wrong idea of what
+        // had been heard (the position stepped back, frames were heard twice). Where the device
+        // can take back what it holds (a card's own device), it does, and that is written again
+        // at the new gain: the duck is heard now. Where it cannot (a sound server's plugin has
+        // sent it on), the new gain starts with the next frame written, heard once what the
+        // device holds has played, which PlaybackDevice keeps short there (about 120 ms).
+        let back = out.rewind(frames: max(0, writtenEnd - ring.releasedPosition) / channels)
+        if back > 0 {
+          writtenEnd -= back * channels
+          _ = ring.rewind(to: writtenEnd)
+          lastDelay = max(0, lastDelay - back)
+        }
         appliedTarget = target
         gain.ramp(to: target, over: out.format.frames(in: seconds(configuration.duckRamp)))
       }
@@ -517,7 +560,11 @@ public final class AudioEngine: @unchecked Sendable {
           decodeWake.signal()
           continue
         }
-        // Starved: the decoder is behind (or an unpaced device is ahead of it).
+        // Starved: the decoder is behind (or an unpaced device is ahead of it). What the device
+        // plays meanwhile is released: one that holds more than the ring (a sound server 2 s
+        // deep, or 96 kHz through a deep one) would otherwise leave the decoder no room for ever.
+        releaseHeard(out, channels: channels)
+        if ring.writableCount >= ring.capacity / 2 { decodeWake.signal() }
         renderNeedsAny.store(deviceEmpty, ordering: .sequentiallyConsistent)
         if ring.readableCount == 0 { renderWake.wait(microseconds: 5_000) }
         renderNeedsAny.store(false, ordering: .relaxed)
@@ -545,6 +592,8 @@ public final class AudioEngine: @unchecked Sendable {
         }
       }
       writtenEnd = ring.readPosition - block.count
+      // Interrupted (a pause, a new gain), what was not written is read again from there.
+      if gone == 0 && block.count > 0 { _ = ring.rewind(to: writtenEnd) }
       if gone != 0 {
         // A vanished device cannot say what it held; take what it held after the last write,
         // so that resuming repeats a little rather than skips.
@@ -553,8 +602,8 @@ public final class AudioEngine: @unchecked Sendable {
         decodeWake.signal()
         continue
       }
-      // Interrupted with samples left (a pause, a new gain), the top of the loop takes the ring
-      // back to the frame being heard, so none is lost.
+      // Paused, the top of the loop takes the ring back to the frame being heard, so none is
+      // lost.
       releaseHeard(out, channels: channels)
       // The decode thread is woken when there is half a ring to fill (it then fills it in one
       // go) or a new track starts being heard, not after every write: fewer wakeups.
@@ -601,6 +650,9 @@ public final class AudioEngine: @unchecked Sendable {
         continue
       }
       syncTracks(d)
+      if startedNews.exchange(false, ordering: .acquiringAndReleasing) {
+        eventContinuation.yield(.outputStarted)
+      }
       let lost = deviceLost.load(ordering: .acquiring)
       if lost != 0, shared.withLock({ $0.state == .playing }) {
         setState(.paused)
@@ -733,7 +785,7 @@ public final class AudioEngine: @unchecked Sendable {
       }
       guard let format = heard ?? d.decoder?.format else { return .failed }
       output = nil
-      return openOutput(format) ? .done : .failed
+      return openOutput(format, refusalFails: true) == .opened ? .done : .failed
     case .switchDevice(let name):
       let old = currentDeviceName
       let played = ring.releasedPosition
@@ -804,7 +856,12 @@ public final class AudioEngine: @unchecked Sendable {
         if frame > 0 { try decoder.seek(toFrame: frame) }
         if output?.format != decoder.format || deviceLost.load(ordering: .relaxed) != 0 {
           output = nil
-          guard openOutput(decoder.format) else { return false }
+          switch openOutput(decoder.format) {
+          case .opened: break
+          case .refused(let refusal):
+            throw DecodeError(path: t.path, reason: "the output \(refusal)")
+          case .failed: return false
+          }
         }
         begin(t, decoder, atFrame: frame, &d, seeking: seeking && t == track)
         return true
@@ -856,7 +913,26 @@ public final class AudioEngine: @unchecked Sendable {
       output = nil
       resetRing()
       shared.withLock { $0.segments = [] }
-      if openOutput(decoder.format) { begin(track, decoder, atFrame: 0, &d) }
+      switch openOutput(decoder.format) {
+      case .opened:
+        begin(track, decoder, atFrame: 0, &d)
+      case .refused(let refusal):
+        // The device will not take this track's format: skip it, as a file that will not
+        // open is skipped, and go on with the next that plays (a device that refused a
+        // rate stopped the queue for good).
+        eventContinuation.yield(
+          .trackFailed(track, DecodeError(path: track.path, reason: "the output \(refusal)")))
+        d = DecodeState()
+        if let next = nextTrack(track) {
+          _ = open(next, at: 0, &d)
+        } else {
+          markEndOfInput()
+          setState(.stopped)
+          eventContinuation.yield(.endOfQueue)
+        }
+      case .failed:
+        break
+      }
     }
     reachedBoundary.store(false, ordering: .releasing)
     renderWake.signal()
@@ -893,17 +969,27 @@ public final class AudioEngine: @unchecked Sendable {
     }
   }
 
-  @discardableResult
-  private func openOutput(_ format: PCMFormat) -> Bool {
+  private enum OutputOpening: Equatable {
+    case opened
+    /// The device opened but will not take the format: the track's problem, not the device's.
+    case refused(FormatRefused)
+    /// The device is unavailable; the owner has been told (`deviceFailed`).
+    case failed
+  }
+
+  private func openOutput(_ format: PCMFormat, refusalFails: Bool = false) -> OutputOpening {
     do {
       output = try configuration.openOutput(currentDeviceName, format)
       deviceLost.store(0, ordering: .releasing)
-      return true
+      return .opened
+    } catch let refusal as FormatRefused where !refusalFails {
+      output = nil
+      return .refused(refusal)
     } catch {
       output = nil
       setState(.stopped)
       eventContinuation.yield(.deviceFailed("\(error)"))
-      return false
+      return .failed
     }
   }
 

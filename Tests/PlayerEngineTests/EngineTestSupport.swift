@@ -36,10 +36,12 @@ final class EngineRig: Sendable {
     queue paths: [String], tracks: [String: ToneDecoder.Configuration],
     unreadable: [String: String] = [:], output: FakeOutput.Options = FakeOutput.Options(),
     perOpening: [Int: FakeOutput.Options] = [:], failingOpens: Set<Int> = [],
+    refusing: Set<PCMFormat> = [],
     configure: (inout AudioEngine.Configuration) -> Void = { _ in }
   ) {
     let library = ToneLibrary(tracks, unreadable: unreadable)
-    let devices = FakeDevices(output, perOpening: perOpening, failing: failingOpens)
+    let devices = FakeDevices(
+      output, perOpening: perOpening, failing: failingOpens, refusing: refusing)
     var configuration = AudioEngine.Configuration(
       deviceName: "fake",
       openDecoder: { path throws(DecodeError) in try library.open(path) },
@@ -67,9 +69,14 @@ final class EngineRig: Sendable {
     return track
   }
 
-  /// What the engine said, but for `nowHearing` (see `heard`).
+  /// What the engine said, but for `nowHearing` (see `heard`) and `outputStarted`.
   var events: [EngineEvent] {
-    log.all.filter { if case .nowHearing = $0 { false } else { true } }
+    log.all.filter {
+      switch $0 {
+      case .nowHearing, .outputStarted: false
+      default: true
+      }
+    }
   }
 
   /// The tracks the engine said were being heard, in order.

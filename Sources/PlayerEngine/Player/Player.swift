@@ -103,6 +103,11 @@ public final class Player: @unchecked Sendable {
   private var startTarget: QueuedTrack?
   private var published: (PlaybackInfo, Set<RemoteCommandKind>)?
   private var publishedAt: UInt64 = 0
+  /// A seek or a load since the last publish: the position may go back; otherwise it never
+  /// does in what is published (see `publish`).
+  private var positionJumped = false
+  /// Wakes the loop once the position heard has caught up with one published ahead of it.
+  private var catchUp: Task<Void, Never>?
   private var route: Route?
   private var ducked = false
   private var silentMode = false
@@ -330,8 +335,10 @@ public final class Player: @unchecked Sendable {
     switch policy.phase {
     case .playing:
       engine.load(track, playing: true)
+      positionJumped = true
     case .paused, .interrupted:
       engine.load(track, playing: false)
+      positionJumped = true
     case .stopped:
       break  // the next play starts it
     }
@@ -342,6 +349,7 @@ public final class Player: @unchecked Sendable {
     guard now.track != nil, now.isSeekable else { return }
     let target = now.duration.map { min(seconds, max(0, $0 - 0.05)) } ?? seconds
     engine.seek(to: target)
+    positionJumped = true
     notices.append(.seeked(engine.snapshot().position))
   }
 
@@ -422,6 +430,7 @@ public final class Player: @unchecked Sendable {
       }
       guard let target else { return }
       engine.load(target, at: position, playing: false)
+      positionJumped = true
       // The policy reaches "paused by the user" through playing. Nothing was started, so that
       // pause's effects (stop the output, deactivate) are already true and are not carried out.
       policy.started()
@@ -434,6 +443,7 @@ public final class Player: @unchecked Sendable {
     queue.withLock { _ = $0.setCurrent(track.id) }
     if policy.isPlaying {
       engine.load(track, playing: true)
+      positionJumped = true
       return
     }
     startTarget = track
@@ -453,6 +463,7 @@ public final class Player: @unchecked Sendable {
     case .end where wanted == nil: return
     case .next, .end:
       engine.load(heard, at: now.position, playing: now.state == .playing, continuing: true)
+      positionJumped = true
     }
   }
 
@@ -529,7 +540,8 @@ public final class Player: @unchecked Sendable {
             RouteChange(reason: .oldDeviceUnavailable, previous: lost, current: lost)))
       }
     case .deviceFailed(let message):
-      say("cannot play on '\(engine.snapshot().deviceName)': \(message)")
+      notices.append(
+        .outputFailed(line: "cannot play on '\(engine.snapshot().deviceName)': \(message)"))
       problem = "Cannot play on '\(engine.snapshot().deviceName)': \(message)"
       policy.stopped()
       try? await session.setActive(false)
@@ -541,6 +553,8 @@ public final class Player: @unchecked Sendable {
         if problemOutlivesNextTrack { problemOutlivesNextTrack = false } else { problem = nil }
       }
       notices.append(.nowPlaying(track))
+    case .outputStarted:
+      break  // the snapshot taken after each event says that the position now moves
     case .endOfQueue:
       policy.stopped()
       try? await session.setActive(false)
@@ -573,6 +587,7 @@ public final class Player: @unchecked Sendable {
         guard let target else { continue }
         if startTarget != nil || engine.snapshot().track == nil {
           engine.load(target, playing: true)
+          positionJumped = true
         } else {
           // The output that went away may have been replaced under the same device name (a
           // sound server moves streams to another sink): start on a fresh one.
@@ -628,6 +643,7 @@ public final class Player: @unchecked Sendable {
       s.format = now.format
     }
     s.positionTime = monotonicNanoseconds()
+    s.isAdvancing = loaded && now.isAdvancing
     s.queue = q.entries
     s.playOrder = q.playOrder
     s.shuffle = q.shuffle
@@ -668,21 +684,41 @@ public final class Player: @unchecked Sendable {
 
   /// Tells the session server what plays, when that changed (not as the position moves: the
   /// server moves it on with the clock, from the rate).
+  ///
+  /// The position heard can fall behind the clock (a sound server that buffers deeper as it
+  /// goes): the server's estimate is then ahead of it. Rather than publish a position that
+  /// goes back, the player holds the one published (rate 0) until what is heard has caught up,
+  /// and goes on from there. Only a seek or a new track moves it back.
   private func publish(_ snap: PlayerSnapshot) async {
-    let info = snap.playbackInfo
+    var info = snap.playbackInfo
     let now = monotonicNanoseconds()
     if let (last, commands) = published, commands == snap.enabledCommands {
       var expected = last
-      if last.state == .playing, let p = last.position {
-        expected.position = p + Double(now - publishedAt) / 1e9
+      if last.state == .playing, let p = last.position, let rate = last.rate {
+        expected.position = p + rate * Double(now - publishedAt) / 1e9
       }
       var same = info
       same.position = nil
       var was = last
       was.position = nil
-      let drift = abs((info.position ?? 0) - (expected.position ?? 0))
-      if same == was && drift < 0.25 { return }
+      let drift = (info.position ?? 0) - (expected.position ?? 0)
+      if same == was && abs(drift) < 0.25 { return }
+      was.rate = same.rate
+      if !positionJumped, same == was, info.state == .playing, drift < 0, drift > -2,
+        let ahead = expected.position
+      {
+        if last.rate == 0 { return }  // already holding
+        info.position = ahead
+        info.rate = 0
+        let c = continuation
+        catchUp?.cancel()
+        catchUp = Task {
+          try? await Task.sleep(for: .milliseconds(Int(-drift * 1000) + 10))
+          if !Task.isCancelled { c.yield(.tick) }
+        }
+      }
     }
+    positionJumped = false
     published = (info, snap.enabledCommands)
     publishedAt = now
     await session.publish(info, commands: snap.enabledCommands)

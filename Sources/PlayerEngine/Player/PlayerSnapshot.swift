@@ -30,6 +30,10 @@ public struct PlayerSnapshot: Sendable, Equatable {
   public var position = 0.0
   /// When `position` was read (monotonic nanoseconds): while playing, a view adds the time since.
   public var positionTime: UInt64 = 0
+  /// Playing and heard: the output has started, so the position moves with the clock. Just
+  /// after a start, a resume or a seek it has not yet (a sound server takes a few hundred
+  /// milliseconds), and the position waits rather than running ahead and stepping back.
+  public var isAdvancing = false
   public var duration: Double?
   public var isSeekable = false
   public var format: PCMFormat?
@@ -62,7 +66,7 @@ public struct PlayerSnapshot: Sendable, Equatable {
 
   /// Position now, moving on with the clock while playing.
   public func position(at now: UInt64) -> Double {
-    guard state == .playing, now > positionTime else { return position }
+    guard state == .playing, isAdvancing, now > positionTime else { return position }
     let p = position + Double(now - positionTime) / 1e9
     return duration.map { min(p, $0) } ?? p
   }
@@ -72,7 +76,7 @@ public struct PlayerSnapshot: Sendable, Equatable {
     PlaybackInfo(
       state: state, title: title, artist: metadata.artist, album: metadata.album,
       duration: duration, position: (position * 1000).rounded() / 1000,
-      rate: state == .playing ? 1 : 0, pausedBy: pausedBy, output: deviceName,
+      rate: state == .playing && isAdvancing ? 1 : 0, pausedBy: pausedBy, output: deviceName,
       volume: {
         if case .level(let p, _) = volume { (p * 10).rounded() / 10 } else { nil }
       }())
@@ -136,4 +140,7 @@ public enum PlayerNotice: Sendable, Equatable {
   case couldNotPlay(QueuedTrack, line: String)
   /// The queue played to its end; `nothingPlayed` when no track in it could be played.
   case queueEnded(nothingPlayed: Bool)
+  /// The output would not open, so playback stopped: `line` says which and why. Play tries it
+  /// again; a player with no one to press play (the headless one) ends.
+  case outputFailed(line: String)
 }

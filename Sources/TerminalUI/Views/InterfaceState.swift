@@ -206,6 +206,8 @@ public struct InterfaceState: Sendable {
     case .message(let line):
       let isError = line.hasPrefix("cannot") || line.hasPrefix("output")
       say(capitalized(line), style: isError ? .error : .normal, now: now, isAboutState: true)
+    case .outputFailed(let line):
+      say(capitalized(line), style: .error, now: now, isAboutState: true)
     case .queueEnded(let nothingPlayed):
       say(
         nothingPlayed ? "Nothing in the queue could be played" : "End of the queue",

@@ -45,7 +45,7 @@ final class HeadlessPlayer {
         switch $0 {
         case .nowPlaying: true
         case .message(let m): m.hasPrefix("resumed")
-        case .seeked, .queueEnded, .couldNotPlay: false
+        case .seeked, .queueEnded, .couldNotPlay, .outputFailed: false
         }
       }
       switch (before, snap.state) {
@@ -70,6 +70,12 @@ final class HeadlessPlayer {
           say("at \(formatTime(position))")
         case .queueEnded(let nothingPlayed):
           status.set(nothingPlayed ? 1 : 0)
+          player.quit()
+        case .outputFailed(let line):
+          // Nothing can be heard and no one is there to press play once the output is back:
+          // say why and end, rather than wait for ever.
+          say(line)
+          status.set(1)
           player.quit()
         }
       }

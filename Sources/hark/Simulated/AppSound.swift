@@ -35,7 +35,7 @@ final class AppSound {
           print("\(app): no sound: '\(device)' went away")
         case .endOfQueue:
           box.finished()
-        case .nowHearing:
+        case .nowHearing, .outputStarted:
           break
         }
       }

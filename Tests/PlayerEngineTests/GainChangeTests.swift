@@ -1,0 +1,234 @@
+import AudioCore
+import AudioTestSupport
+import Synchronization
+import Testing
+
+@testable import PlayerEngine
+
+/// Issue 11: a duck, its end and silent mode's mute (G9, G2) never restart the stream and never
+/// move the position back. Where the device can take back what it holds, the new gain is heard
+/// at once; where it cannot (a sound server's plugin), from the next frame written. Either way
+/// every frame of the track is heard once, in order.
+@Suite(.timeLimit(.minutes(2))) struct GainChangeTests {
+  /// 200 ms held in the device: a duck written only to new frames would start that late.
+  let held = 8_820
+  let chunk = AudioEngine.Configuration.defaultChunkFrames
+
+  /// A device that takes back: the duck starts at the frame being heard when it was asked
+  /// (not a buffer later), nothing is discarded, and every frame is heard once.
+  @Test func G9_aDuckIsHeardAtOnceWhereTheDeviceCanTakeBack() async throws {
+    let rig = EngineRig(
+      queue: ["a.wav"], tracks: ["a.wav": .counter(44_100)],
+      output: FakeOutput.Options(pacing: .realTime(speed: 1), latencyFrames: held, rewindable: true)
+    )
+    defer { rig.shutdown() }
+    rig.start("a.wav")
+    let output = try #require(
+      await rig.eventually { rig.framesWritten >= 13_230 } ? rig.output() : nil)
+    let heardWhenAsked = output.heardFrames
+    rig.engine.setDucked(true)
+    try #require(await rig.eventually { output.framesRewound > 0 })
+    try #require(await rig.endOfQueue(), "\(rig.state)")
+
+    let gains = try heardGains(output, frames: 44_100)
+    let duckStart = try #require(gains.firstIndex { $0 < 0.999 })
+    #expect(duckStart >= heardWhenAsked)
+    #expect(
+      duckStart < heardWhenAsked + chunk,
+      "the duck began \(duckStart - heardWhenAsked) frames after the frame being heard")
+    #expect(output.discardCount == 0, "the stream was restarted: \(output.calls)")
+    #expect(abs(gains[duckStart + cd.frames(in: 0.04) + 10] - 0.1) < 1e-4)
+  }
+
+  /// A device that cannot take back: the new gain begins with the next frame written, without
+  /// a restart, and every frame is still heard once.
+  @Test func G9_aDuckGoesOnWithoutARestartWhereTheDeviceCannotTakeBack() async throws {
+    let rig = EngineRig(
+      queue: ["a.wav"], tracks: ["a.wav": .counter(44_100)],
+      output: FakeOutput.Options(pacing: .realTime(speed: 1), latencyFrames: held))
+    defer { rig.shutdown() }
+    rig.start("a.wav")
+    let output = try #require(
+      await rig.eventually { rig.framesWritten >= 13_230 } ? rig.output() : nil)
+    let writtenWhenAsked = output.framesWritten
+    rig.engine.setDucked(true)
+    try await Task.sleep(for: .milliseconds(200))
+    rig.engine.setDucked(false)
+    try #require(await rig.endOfQueue(), "\(rig.state)")
+
+    let gains = try heardGains(output, frames: 44_100)
+    let duckStart = try #require(gains.firstIndex { $0 < 0.999 })
+    #expect(duckStart >= writtenWhenAsked - chunk)
+    #expect(duckStart <= writtenWhenAsked + 2 * chunk)
+    #expect(gains.min().map { abs($0 - 0.1) < 1e-4 } == true, "the duck never reached 0.1")
+    #expect(abs(gains[44_099] - 1) < 1e-6, "the duck was not lifted")
+    #expect(output.discardCount == 0, "the stream was restarted: \(output.calls)")
+    #expect(output.framesRewound == 0)
+  }
+
+  /// Property: random sequences of play, pause, duck, unduck (and, in half the runs, seeks and
+  /// skips to the next track) against a deep device that reports its delay late (it holds 2 s
+  /// and says what it held three writes ago): the position shown never moves back between
+  /// seeks and track changes; gain changes never drop what the device holds; without seeks,
+  /// every frame of the track is heard exactly once.
+  @Test(arguments: 0..<6)
+  func positionIsMonotonicAndEveryFrameIsHeardOnce(run: Int) async throws {
+    let seed = UInt64(run) &* 0x9E37_79B9_7F4A_7C15 ^ 0x6861_726B
+    var rng = SplitMix64(seed: seed)
+    let seeks = run % 2 == 1
+    let frames = 3 * 44_100
+    let rig = EngineRig(
+      queue: ["a.wav", "b.wav"],
+      tracks: ["a.wav": .counter(frames), "b.wav": .counter(frames, first: 1_000_000)],
+      output: FakeOutput.Options(
+        pacing: .realTime(speed: 4), latencyFrames: 88_200, rewindable: rng.next() % 2 == 0,
+        delayLagWrites: 3),
+      configure: { $0.fadeIn = .zero })
+    defer { rig.shutdown() }
+    rig.start("a.wav")
+
+    // Watches the position from another task, as the UI and MPRIS do.
+    let watch = PositionWatch()
+    let watcher = Task {
+      while !Task.isCancelled {
+        watch.observe { rig.engine.snapshot() }
+        try? await Task.sleep(for: .milliseconds(1))
+      }
+    }
+    defer { watcher.cancel() }
+    var ops: [String] = []
+    var pauses = 0
+    for _ in 0..<8 {
+      try await Task.sleep(for: .milliseconds(20 + Int(rng.next() % 60)))
+      let choice = rng.next() % (seeks ? 7 : 5)
+      switch choice {
+      case 0:
+        if rig.engine.snapshot().state == .playing { pauses += 1 }
+        rig.engine.pause()
+        ops.append("pause")
+      case 1:
+        rig.engine.play()
+        ops.append("play")
+      case 2, 3:
+        rig.engine.setDucked(true)
+        ops.append("duck")
+      case 4:
+        rig.engine.setDucked(false)
+        ops.append("unduck")
+      case 5:
+        let to = Double(rng.next() % 200) / 100
+        watch.moving { rig.engine.seek(to: to) }
+        ops.append("seek \(to)")
+      default:
+        watch.moving {
+          rig.engine.load(rig.track("b.wav"), playing: rig.engine.snapshot().state == .playing)
+        }
+        ops.append("next")
+      }
+      watch.observe { rig.engine.snapshot() }
+    }
+    rig.engine.setDucked(false)
+    rig.engine.play()
+    let context = "seed \(seed), \(ops)"
+    try #require(
+      await rig.eventually(.seconds(20)) { rig.events.contains(.endOfQueue) },
+      "\(context): \(rig.state)")
+    watcher.cancel()
+    #expect(watch.backwards.isEmpty, "\(context): the position went back: \(watch.backwards)")
+    let output = try #require(rig.output())
+    #expect(output.discardCount <= pauses + (seeks ? 8 : 0), "\(context): \(output.calls)")
+    if !seeks {
+      // a then b, each frame once (gains aside), and nothing else.
+      _ = try heardGains(output, frames: frames)
+      _ = try heardGains(output, frames: frames, first: 1_000_000, skip: frames)
+      #expect(heardSamples(output).count == 2 * frames * 2, "\(context)")
+    }
+  }
+
+  // MARK: Reading what was heard
+
+  /// The samples heard: those recorded, less what `discard()` threw away before it was heard
+  /// (a rewind already took its frames out of the recording).
+  private func heardSamples(_ output: FakeOutput) -> [Float] {
+    var samples = output.recordedSamples()
+    let channels = output.format.channels
+    var drops: [(at: Int, count: Int)] = []
+    for call in output.calls {
+      if case .discard(let at, let n) = call, n > 0 { drops.append((at, n)) }
+    }
+    for d in drops.reversed() {
+      let end = min(d.at * channels, samples.count)
+      let start = max(0, end - d.count * channels)
+      samples.removeSubrange(start..<end)
+    }
+    return samples
+  }
+
+  /// The gain each heard frame was played at, checking that the heard frames are counter frames
+  /// `first`… in order, each exactly once, each at one gain in [0.1, 1] on every channel.
+  private func heardGains(_ output: FakeOutput, frames: Int, first: Int = 0, skip: Int = 0)
+    throws -> [Float]
+  {
+    let samples = heardSamples(output)
+    let channels = output.format.channels
+    let available = samples.count / channels - skip
+    guard available >= frames else {
+      throw Failure("only \(available) frames were heard of \(frames)")
+    }
+    var gains: [Float] = []
+    gains.reserveCapacity(frames)
+    for f in 0..<frames {
+      let base = (skip + f) * channels
+      var gain: Float?
+      for c in 0..<channels {
+        let expected = ToneDecoder.counterValue(frame: first + f, channel: c)
+        guard expected != 0 else { continue }
+        let g = samples[base + c] / expected
+        guard g >= 0.099, g <= 1.000_001 else {
+          throw Failure("frame \(f) was heard at gain \(g): not frame \(first + f), or heard twice")
+        }
+        if let gain, abs(gain - g) > 1e-4 {
+          throw Failure("frame \(f)'s channels disagree (\(gain), \(g)): not frame \(first + f)")
+        }
+        gain = g
+      }
+      gains.append(gain ?? 1)
+    }
+    return gains
+  }
+
+  struct Failure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+  }
+}
+
+/// The positions seen, and every step back within one epoch (between seeks and track changes).
+/// Snapshots are taken under its lock, so none taken before a seek is judged after it.
+final class PositionWatch: Sendable {
+  private struct State {
+    var last: (track: QueuedTrack?, position: Double)?
+    var backwards: [String] = []
+  }
+  private let state = Mutex(State())
+
+  /// Runs `move` (a seek, a load), which may set the position anywhere, and starts afresh.
+  func moving(_ move: () -> Void) {
+    state.withLock { s in
+      move()
+      s.last = nil
+    }
+  }
+
+  func observe(_ take: () -> EngineSnapshot) {
+    state.withLock { s in
+      let snap = take()
+      if let last = s.last, last.track == snap.track, snap.position < last.position - 1e-9 {
+        s.backwards.append("\(last.position) → \(snap.position)")
+      }
+      s.last = (snap.track, snap.position)
+    }
+  }
+
+  var backwards: [String] { state.withLock { $0.backwards } }
+}
