@@ -49,12 +49,16 @@ public final class FakeOutput: AudioOutput, @unchecked Sendable {
     public var rewindable: Bool
     /// `delayFrames()` answers what the delay was this many writes ago (0: now, at most 15).
     public var delayLagWrites: Int
+    /// `drain()` takes this long whatever it holds: a device that hangs in its drain.
+    public var drainStall: Duration
 
     /// Unpaced, no latency, well behaved, room for two million samples.
     public init(
       pacing: Pacing = .unpaced, latencyFrames: Int = 0, faults: [Fault] = [],
-      capacitySamples: Int = 1 << 21, rewindable: Bool = false, delayLagWrites: Int = 0
+      capacitySamples: Int = 1 << 21, rewindable: Bool = false, delayLagWrites: Int = 0,
+      drainStall: Duration = .zero
     ) {
+      self.drainStall = drainStall
       self.pacing = pacing
       self.latencyFrames = latencyFrames
       self.faults = faults
@@ -168,6 +172,8 @@ public final class FakeOutput: AudioOutput, @unchecked Sendable {
     }
     let frames = min(source.count / channels, room)
     record(UnsafeBufferPointer(rebasing: source[0..<(frames * channels)]))
+    // What it played on its own while not written to is gone from it for good.
+    inDevice.store(heldNow(), ordering: .relaxed)
     inDevice.add(frames, ordering: .relaxed)
     heldHistory[call & 15] = inDevice.load(ordering: .relaxed)
     written.store(before + frames, ordering: .releasing)
@@ -224,7 +230,7 @@ public final class FakeOutput: AudioOutput, @unchecked Sendable {
 
   /// Throws away the frames not yet heard.
   public func discard() {
-    let dropped = delayFrames()
+    let dropped = min(options.latencyFrames, heldNow())  // what it held, not what it reports
     discarded.add(dropped, ordering: .relaxed)
     inDevice.store(0, ordering: .relaxed)
     due = 0
@@ -240,6 +246,8 @@ public final class FakeOutput: AudioOutput, @unchecked Sendable {
   /// Plays out what it holds (sleeping that long when paced).
   public func drain() {
     if nanosecondsPerFrame > 0 { sleep(nanoseconds: Double(delayFrames()) * nanosecondsPerFrame) }
+    let (s, atto) = options.drainStall.components
+    sleep(nanoseconds: Double(s) * 1e9 + Double(atto) / 1e9)
     inDevice.store(0, ordering: .relaxed)
     due = 0
     log(.drain(atFrame: written.load(ordering: .relaxed)))

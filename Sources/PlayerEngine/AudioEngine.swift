@@ -24,6 +24,9 @@ public enum EngineEvent: Sendable, Equatable {
   case endOfQueue
   /// The track being heard is now this one (the previous one ended, gaplessly or not).
   case nowHearing(QueuedTrack)
+  /// Something inside the engine went wrong that the user cannot fix but should hear of (and
+  /// a bug report should hold): the render thread not answering, say.
+  case fault(String)
   /// The device has started playing what it was given (after a start, a resume or a seek):
   /// from now on the position moves with the clock (`EngineSnapshot.isAdvancing`).
   case outputStarted
@@ -116,7 +119,7 @@ public final class AudioEngine: @unchecked Sendable {
   }
 
   /// Where a track's frames start in the ring.
-  private struct Segment {
+  struct Segment {
     /// In the order begun; announcements go in this order.
     var id: Int
     var track: QueuedTrack
@@ -130,7 +133,7 @@ public final class AudioEngine: @unchecked Sendable {
     var isSeekWithin = false
   }
 
-  private enum Command {
+  enum Command {
     case load(QueuedTrack, seconds: Double, continuing: Bool)
     /// Within `track`, the one being heard (the decoder may be ahead, in the next one).
     case seek(QueuedTrack, seconds: Double)
@@ -141,7 +144,7 @@ public final class AudioEngine: @unchecked Sendable {
     case quit
   }
 
-  private struct Shared {
+  struct Shared {
     var commands: [(Command, Int)] = []  // with a ticket
     var completed = 0
     var succeeded = false  // how the command with ticket `completed` went
@@ -159,48 +162,27 @@ public final class AudioEngine: @unchecked Sendable {
     var lastSegmentID = 0
   }
 
-  // Render ↔ decode/control, lock-free.
-  private let renderWantsToPlay = Atomic<Bool>(false)
-  private let renderIsPlaying = Atomic<Bool>(false)
-  private let renderQuit = Atomic<Bool>(false)
-  private let targetGainBits = Atomic<UInt32>(Float(1).bitPattern)
-  private let inputEnd = Atomic<Int>(-1)  // ring position after which nothing comes
-  private let formatBoundary = Atomic<Int>(-1)  // ring position where the format changes
-  private let deviceLost = Atomic<Int32>(0)  // the error code, once lost
-  private let reachedEnd = Atomic<Bool>(false)
-  private let reachedBoundary = Atomic<Bool>(false)
-  /// The render thread waits for samples with the device empty (starting, resuming): the decode
-  /// thread wakes it with the first chunk. Otherwise it is woken once a good part of the ring
-  /// is there, not for every chunk: an unpaced device would otherwise ping-pong the threads.
-  private let renderNeedsAny = Atomic<Bool>(false)
-
-  private let renderWake = Semaphore()
-  private let decodeWake = Semaphore()
+  /// The lock-free flags between the render thread, the decode thread and control.
+  let signals = EngineSignals()
+  let renderWake = Semaphore()
+  let decodeWake = Semaphore()
+  /// Render → control: the render thread has parked (`parkRender` waits for it).
+  let renderParked = Semaphore()
+  /// Decode → control: a command is done (`perform` waits for it).
+  let commandDone = Semaphore()
   /// Interrupts a write that waits for room in the device: written by `parkRender` and gain
   /// changes (any thread), read on the render thread. Non-blocking both ends.
-  private let wakePipe = WakePipe()
-  /// The ring position where the next track to announce starts (-1: none): the render thread
-  /// wakes the decode thread when playback gets there, so `nowHearing` is on time.
-  private let announceAt = Atomic<Int>(-1)
-  /// When the render thread last measured what was heard (monotonic ns), and how many frames
-  /// the device held then: between measurements, the position moves on with the clock.
-  private let heardAt = Atomic<UInt64>(0)
-  private let heardDelay = Atomic<Int>(0)
-  /// Render thread: the device is playing what it holds (it has started since the render
-  /// thread last started or took back); `startedNews` tells the decode thread, which tells
-  /// the owner (`outputStarted`), so that what it publishes moves on from then.
-  private let outputRunning = Atomic<Bool>(false)
-  private let startedNews = Atomic<Bool>(false)
-  private let ring: SampleRing
-  private let configuration: Configuration
-  private let shared: Mutex<Shared>
+  let wakePipe = WakePipe()
+  let ring: SampleRing
+  let configuration: Configuration
+  let shared: Mutex<Shared>
   /// Read by the render thread while it plays; replaced only while it is parked.
-  private nonisolated(unsafe) var output: (any AudioOutput)?
-  private let scratch: UnsafeMutableBufferPointer<Float>
-  private var renderThread: JoinableThread?
-  private var decodeThread: JoinableThread?
-  private let eventContinuation: AsyncStream<EngineEvent>.Continuation
-  private let nextTrack: @Sendable (QueuedTrack) -> QueuedTrack?
+  nonisolated(unsafe) var output: (any AudioOutput)?
+  let scratch: UnsafeMutableBufferPointer<Float>
+  var renderThread: JoinableThread?
+  var decodeThread: JoinableThread?
+  let eventContinuation: AsyncStream<EngineEvent>.Continuation
+  let nextTrack: @Sendable (QueuedTrack) -> QueuedTrack?
 
   /// What the engine has to say; one consumer.
   public let events: AsyncStream<EngineEvent>
@@ -211,7 +193,7 @@ public final class AudioEngine: @unchecked Sendable {
   public static let maximumChannels = 32
 
   /// Decode thread: refuses a decoder whose channel count this engine cannot carry.
-  private static func checkChannels(_ decoder: any AudioDecoder, _ path: String)
+  static func checkChannels(_ decoder: any AudioDecoder, _ path: String)
     throws(DecodeError)
   {
     let channels = decoder.format.channels
@@ -264,7 +246,9 @@ public final class AudioEngine: @unchecked Sendable {
   /// Resumes from the last frame heard.
   public func play() {
     guard snapshot().track != nil else { return }
-    if deviceLost.load(ordering: .acquiring) != 0 || output == nil { perform(.reopenDevice) }
+    if signals.deviceLost.load(ordering: .acquiring) != 0 || output == nil {
+      perform(.reopenDevice)
+    }
     guard output != nil else { return }
     setState(.playing)
     startRender()
@@ -331,11 +315,11 @@ public final class AudioEngine: @unchecked Sendable {
     updateGain()
   }
 
-  private func updateGain() {
+  func updateGain() {
     let gain = shared.withLock { s -> Float in
       s.muted ? 0 : s.ducked ? configuration.duckGain : 1
     }
-    targetGainBits.store(gain.bitPattern, ordering: .releasing)
+    signals.targetGainBits.store(gain.bitPattern, ordering: .releasing)
     wakePipe.wake()  // heard now, not when the device's buffer has played out
   }
 
@@ -344,11 +328,11 @@ public final class AudioEngine: @unchecked Sendable {
     let played = ring.releasedPosition
     // Between the render thread's measurements (once a write, a period or so apart), what is
     // heard moves on with the clock, up to what the device held.
-    let playing = renderIsPlaying.load(ordering: .acquiring)
-    let at = heardAt.load(ordering: .acquiring)
-    let held = heardDelay.load(ordering: .relaxed)
+    let playing = signals.renderIsPlaying.load(ordering: .acquiring)
+    let at = signals.heardAt.load(ordering: .acquiring)
+    let held = signals.heardDelay.load(ordering: .relaxed)
     let now = monotonicNanoseconds()
-    let advancing = playing && outputRunning.load(ordering: .acquiring)
+    let advancing = playing && signals.outputRunning.load(ordering: .acquiring)
     return shared.withLock { s in
       let segment = s.segments.last { $0.ringStart <= played } ?? s.segments.first
       var position = 0.0
@@ -382,7 +366,7 @@ public final class AudioEngine: @unchecked Sendable {
   /// Stops both threads and closes the device.
   public func shutdown() {
     parkRender()
-    renderQuit.store(true, ordering: .releasing)
+    signals.renderQuit.store(true, ordering: .releasing)
     wakePipe.wake()
     renderWake.signal()
     renderThread?.join()
@@ -396,29 +380,38 @@ public final class AudioEngine: @unchecked Sendable {
 
   // MARK: Coordination
 
-  private func setState(_ state: EngineState) { shared.withLock { $0.state = state } }
+  func setState(_ state: EngineState) { shared.withLock { $0.state = state } }
 
-  private func startRender() {
-    renderWantsToPlay.store(true, ordering: .releasing)
+  func startRender() {
+    signals.renderWantsToPlay.store(true, ordering: .releasing)
     renderWake.signal()
   }
 
   /// Asks the render thread to stop and waits until it has: at once, even when it waits for room
   /// in the device (the wake pipe interrupts that).
-  private func parkRender() {
-    renderWantsToPlay.store(false, ordering: .releasing)
+  func parkRender() {
+    signals.renderWantsToPlay.store(false, ordering: .releasing)
     wakePipe.wake()
     renderWake.signal()
-    var spins = 0
-    while renderIsPlaying.load(ordering: .acquiring) && spins < 20_000 {
-      usleep(100)
-      spins += 1
+    // It answers within a write (the wake pipe interrupts a wait for room), except while it
+    // drains the device at the end of the queue or a format change: as long as that lasts.
+    // Never given up on: the commands that follow replace the ring's read side and the output
+    // the render thread uses, which would be a race while it still plays.
+    var waited = 0
+    while signals.renderIsPlaying.load(ordering: .acquiring) {
+      if !renderParked.wait(microseconds: 100_000) {
+        waited += 1
+        if waited == 20 {
+          eventContinuation.yield(
+            .fault("the audio output has not answered for 2 s (still waiting for it)"))
+        }
+      }
     }
   }
 
   /// Hands a command to the decode thread and waits until it is done; whether it succeeded.
   @discardableResult
-  private func perform(_ command: Command) -> Bool {
+  func perform(_ command: Command) -> Bool {
     let ticket = shared.withLock { s -> Int in
       let t = (s.commands.last?.1 ?? s.completed) + 1
       s.commands.append((command, t))
@@ -428,587 +421,14 @@ public final class AudioEngine: @unchecked Sendable {
     while true {
       let done = shared.withLock { s -> Bool? in s.completed < ticket ? nil : s.succeeded }
       if let done { return done }
-      usleep(200)
+      // Signalled after each command; another caller's completion may wake this one first,
+      // so it looks again, and a signal it took from another is made up by the timeout.
+      commandDone.wait(microseconds: 20_000)
     }
   }
 
-  // MARK: Render thread
-
-  private func renderLoop() {
-    var gain = GainRamp(1)
-    var appliedTarget: Float = 1
-    var lastDelay = 0  // frames the device held after the last write: not yet heard
-    var writtenEnd = 0  // ring position after the last sample the device took
-    var deviceEmpty = true  // nothing written since starting, resuming or taking back
-    let chunkFrames = configuration.chunkFrames
-
-    /// What has been heard by now: what the device took less what it still holds.
-    func releaseHeard(_ out: any AudioOutput, channels: Int) {
-      lastDelay = out.delayFrames()
-      ring.release(upTo: writtenEnd - lastDelay * channels)
-      // Until the device has started, nothing it holds is being heard: the position waits
-      // (it ran ahead by what the device held, then stepped back when it started).
-      let running = out.isRunning()
-      heardDelay.store(running ? lastDelay : 0, ordering: .relaxed)
-      heardAt.store(monotonicNanoseconds(), ordering: .releasing)
-      if running != outputRunning.load(ordering: .relaxed) {
-        outputRunning.store(running, ordering: .releasing)
-        if running {
-          startedNews.store(true, ordering: .releasing)
-          decodeWake.signal()
-        }
-      }
-    }
-
-    /// Silence now: drops what the device holds and goes back in the ring to the first frame
-    /// not heard, so that a resume (or a new gain) writes it again and none is lost.
-    func takeBack(_ out: any AudioOutput) {
-      releaseHeard(out, channels: out.format.channels)
-      out.discard()
-      out.prepare()
-      _ = ring.rewindToReleased()
-      writtenEnd = ring.readPosition
-      lastDelay = 0
-      deviceEmpty = true
-      outputRunning.store(false, ordering: .releasing)
-      heardDelay.store(0, ordering: .relaxed)
-    }
-
-    while !renderQuit.load(ordering: .acquiring) {
-      guard renderWantsToPlay.load(ordering: .acquiring), let out = output,
-        deviceLost.load(ordering: .relaxed) == 0
-      else {
-        if renderIsPlaying.load(ordering: .relaxed) {
-          if deviceLost.load(ordering: .relaxed) == 0, let out = output {
-            takeBack(out)  // a pause
-          } else {
-            _ = ring.rewindToReleased()  // what the lost device held was released when it went
-          }
-          renderIsPlaying.store(false, ordering: .releasing)
-          outputRunning.store(false, ordering: .releasing)
-          decodeWake.signal()
-        }
-        renderWake.wait()
-        continue
-      }
-      let channels = out.format.channels
-      if !renderIsPlaying.load(ordering: .relaxed) {
-        // Starting or resuming: fade in so the first frame never clicks.
-        appliedTarget = Float(bitPattern: targetGainBits.load(ordering: .acquiring))
-        gain = GainRamp(0)
-        gain.ramp(to: appliedTarget, over: out.format.frames(in: seconds(configuration.fadeIn)))
-        lastDelay = 0
-        writtenEnd = ring.readPosition
-        deviceEmpty = true
-        renderIsPlaying.store(true, ordering: .releasing)
-      }
-      let target = Float(bitPattern: targetGainBits.load(ordering: .acquiring))
-      if target != appliedTarget {
-        // A new gain (a duck, its end, silent mode's mute) never restarts the stream: through
-        // a sound server that was a restart with its start-up latency and a wrong idea of what
-        // had been heard (the position stepped back, frames were heard twice). Where the device
-        // can take back what it holds (a card's own device), it does, and that is written again
-        // at the new gain: the duck is heard now. Where it cannot (a sound server's plugin has
-        // sent it on), the new gain starts with the next frame written, heard once what the
-        // device holds has played, which PlaybackDevice keeps short there (about 120 ms).
-        let back = out.rewind(frames: max(0, writtenEnd - ring.releasedPosition) / channels)
-        if back > 0 {
-          writtenEnd -= back * channels
-          _ = ring.rewind(to: writtenEnd)
-          lastDelay = max(0, lastDelay - back)
-        }
-        appliedTarget = target
-        gain.ramp(to: target, over: out.format.frames(in: seconds(configuration.duckRamp)))
-      }
-
-      var limit = chunkFrames * channels
-      let boundary = formatBoundary.load(ordering: .acquiring)
-      let readPosition = ring.readPosition
-      if boundary >= 0 { limit = min(limit, boundary - readPosition) }
-      if limit <= 0 {
-        // Every frame of the old format is written: let the device play them, then hand over.
-        out.drain()
-        ring.release(upTo: readPosition)
-        renderIsPlaying.store(false, ordering: .releasing)
-        reachedBoundary.store(true, ordering: .releasing)
-        decodeWake.signal()
-        while !reachedBoundaryConsumed() { renderWake.wait() }
-        continue
-      }
-      // At unity gain the samples go to the device straight from the ring (they stay there
-      // until heard); a gain is applied to a copy, since the ring may be read again (a pause,
-      // a duck) at another gain.
-      var block = UnsafeBufferPointer<Float>(start: nil, count: 0)
-      if gain.isSettled && gain.current == 1 {
-        block = ring.take(upTo: limit, unit: channels)
-      }
-      if block.isEmpty {
-        let copy = UnsafeMutableBufferPointer(rebasing: scratch[0..<limit])
-        let n = ring.read(into: copy)
-        gain.apply(to: UnsafeMutableBufferPointer(rebasing: copy[0..<n]), channels: channels)
-        block = UnsafeBufferPointer(rebasing: copy[0..<n])
-      }
-      let n = block.count
-      if n == 0 {
-        let end = inputEnd.load(ordering: .acquiring)
-        if end >= 0 && readPosition >= end {
-          out.drain()
-          ring.release(upTo: readPosition)
-          renderWantsToPlay.store(false, ordering: .releasing)
-          renderIsPlaying.store(false, ordering: .releasing)
-          reachedEnd.store(true, ordering: .releasing)
-          decodeWake.signal()
-          continue
-        }
-        // Starved: the decoder is behind (or an unpaced device is ahead of it). What the device
-        // plays meanwhile is released: one that holds more than the ring (a sound server 2 s
-        // deep, or 96 kHz through a deep one) would otherwise leave the decoder no room for ever.
-        releaseHeard(out, channels: channels)
-        if ring.writableCount >= ring.capacity / 2 { decodeWake.signal() }
-        renderNeedsAny.store(deviceEmpty, ordering: .sequentiallyConsistent)
-        if ring.readableCount == 0 { renderWake.wait(microseconds: 5_000) }
-        renderNeedsAny.store(false, ordering: .relaxed)
-        continue
-      }
-      deviceEmpty = false
-      var gone: Int32 = 0
-      write: while block.count > 0 && gone == 0 {
-        switch out.write(block, wakingOn: wakePipe.readFD) {
-        case .written(0):
-          // Woken while waiting for room: a pause, a quit or a new gain is handled at the top
-          // (what was not written is read again from the ring); anything else goes on.
-          wakePipe.drain()
-          if !renderWantsToPlay.load(ordering: .acquiring) || renderQuit.load(ordering: .relaxed)
-            || Float(bitPattern: targetGainBits.load(ordering: .acquiring)) != appliedTarget
-          {
-            break write
-          }
-        case .written(let frames):
-          block = UnsafeBufferPointer(rebasing: block[(frames * channels)...])
-        case .recovered:
-          continue
-        case .deviceGone(let code):
-          gone = code == 0 ? -EIO : code
-        }
-      }
-      writtenEnd = ring.readPosition - block.count
-      // Interrupted (a pause, a new gain), what was not written is read again from there.
-      if gone == 0 && block.count > 0 { _ = ring.rewind(to: writtenEnd) }
-      if gone != 0 {
-        // A vanished device cannot say what it held; take what it held after the last write,
-        // so that resuming repeats a little rather than skips.
-        ring.release(upTo: writtenEnd - lastDelay * channels)
-        deviceLost.store(gone, ordering: .releasing)
-        decodeWake.signal()
-        continue
-      }
-      // Paused, the top of the loop takes the ring back to the frame being heard, so none is
-      // lost.
-      releaseHeard(out, channels: channels)
-      // The decode thread is woken when there is half a ring to fill (it then fills it in one
-      // go) or a new track starts being heard, not after every write: fewer wakeups.
-      let announce = announceAt.load(ordering: .acquiring)
-      if ring.writableCount >= ring.capacity / 2
-        || (announce >= 0 && ring.releasedPosition >= announce)
-      {
-        decodeWake.signal()
-      }
-    }
-  }
-
-  /// Render thread: whether the decode thread has taken over at a format boundary.
-  private func reachedBoundaryConsumed() -> Bool {
-    !reachedBoundary.load(ordering: .acquiring) || renderQuit.load(ordering: .relaxed)
-  }
-
-  // MARK: Decode thread
-
-  private struct DecodeState {
-    var decoder: (any AudioDecoder)?
-    var track: QueuedTrack?
-    var pending: (QueuedTrack, any AudioDecoder)?
-    var buffer: [Float] = []
-    /// Of the current track, since it began at `startFrame`.
-    var framesDecoded = 0
-    var startFrame = 0
-  }
-
-  private func decodeLoop() {
-    var d = DecodeState()
-    while true {
-      // Commands first: they come with the render thread parked.
-      let next = shared.withLock { s -> (Command, Int)? in
-        s.commands.isEmpty ? nil : s.commands.removeFirst()
-      }
-      if let (command, ticket) = next {
-        let outcome = execute(command, &d)
-        shared.withLock {
-          $0.completed = ticket
-          $0.succeeded = outcome != .failed
-        }
-        if outcome == .quit { return }
-        continue
-      }
-      syncTracks(d)
-      if startedNews.exchange(false, ordering: .acquiringAndReleasing) {
-        eventContinuation.yield(.outputStarted)
-      }
-      let lost = deviceLost.load(ordering: .acquiring)
-      if lost != 0, shared.withLock({ $0.state == .playing }) {
-        setState(.paused)
-        eventContinuation.yield(.deviceLost(device: currentDeviceName, code: lost))
-      }
-      if reachedEnd.exchange(false, ordering: .acquiringAndReleasing) {
-        setState(.stopped)
-        eventContinuation.yield(.endOfQueue)
-      }
-      if reachedBoundary.load(ordering: .acquiring) {
-        switchFormat(&d)
-        continue
-      }
-      if let decoder = d.decoder, formatBoundary.load(ordering: .relaxed) < 0 {
-        let channels = decoder.format.channels
-        // Four chunks at a time, but never more than half the ring holds: with many channels
-        // four chunks did not fit in the ring at all, and the decoder waited for room for ever.
-        let want = min(configuration.chunkFrames * 4, ring.capacity / 2 / channels) * channels
-        if ring.writableCount >= want {
-          var frames = 0
-          var failure: DecodeError?
-          // Straight into the ring where a good part of a chunk fits before the end of its
-          // storage (almost always); through a buffer where it would wrap.
-          let region = ring.writableRegion()
-          let fit = min(want, region.count / channels * channels)
-          let inPlace = fit >= min(want, configuration.chunkFrames * channels)
-          do throws(DecodeError) {
-            if inPlace {
-              frames = try decoder.read(into: UnsafeMutableBufferPointer(rebasing: region[0..<fit]))
-            } else {
-              if d.buffer.count < want { d.buffer = [Float](repeating: 0, count: want) }
-              frames = try d.buffer.withUnsafeMutableBufferPointer { buf throws(DecodeError) in
-                try decoder.read(into: UnsafeMutableBufferPointer(rebasing: buf[0..<want]))
-              }
-            }
-          } catch {
-            failure = error
-          }
-          if frames > 0 {
-            d.framesDecoded += frames
-            if inPlace {
-              ring.commitWrite(frames * channels)
-            } else {
-              d.buffer.withUnsafeBufferPointer { buf in
-                _ = ring.write(UnsafeBufferPointer(rebasing: buf[0..<(frames * channels)]))
-              }
-            }
-            // The render thread, starved, waits for a good part of the ring, not every chunk.
-            // (The fence pairs with the render thread's store of `renderNeedsAny` before it
-            // looks at the ring: one of the two sees the other, so it never sleeps on a chunk.)
-            atomicMemoryFence(ordering: .sequentiallyConsistent)
-            if ring.readableCount >= ring.capacity / 4 || ring.writableCount < want
-              || renderNeedsAny.load(ordering: .relaxed)
-            {
-              renderWake.signal()
-            }
-          }
-          if let failure, let track = d.track {
-            eventContinuation.yield(.trackFailed(track, failure))
-          } else if frames == 0, d.framesDecoded == 0, d.startFrame == 0, let track = d.track {
-            // Opened, but not one frame in it: an empty file, or one cut short before its
-            // first audio (a FLAC cut in its header, an Ogg cut before its first audio page).
-            // Said like any file that will not play; the next is announced in its place.
-            eventContinuation.yield(
-              .trackFailed(
-                track,
-                DecodeError(path: track.path, reason: "no sound in it (empty, or cut short)")))
-          }
-          if frames == 0 || failure != nil { advance(&d) }
-          continue
-        }
-      }
-      decodeWake.wait()
-    }
-  }
-
-  private enum Outcome { case done, failed, quit }
-
-  /// Decode thread: publishes the decoder's track, says when the track heard changes, and
-  /// tells the render thread where the next one to announce starts.
-  ///
-  /// Every track whose first frame has been heard is announced, in order, also when a device
-  /// that is not paced (ALSA's null) plays several between two looks. A segment with no frames
-  /// (a file that decoded to nothing: reported as failed by the decode loop) is passed over,
-  /// and one still waiting for its first frames is announced once they are there.
-  private func syncTracks(_ d: DecodeState) {
-    let played = ring.releasedPosition
-    let written = ring.writePosition
-    let heard: [QueuedTrack] = shared.withLock { s in
-      if s.decoding != d.track { s.decoding = d.track }
-      var news: [QueuedTrack] = []
-      for (i, seg) in s.segments.enumerated() where seg.id > s.announced {
-        guard seg.ringStart <= played else { break }
-        let isLast = i + 1 == s.segments.count
-        let end = isLast ? written : s.segments[i + 1].ringStart
-        if end == seg.ringStart {
-          if isLast { break }  // its frames are still to come
-          s.announced = seg.id  // empty, passed over
-          continue
-        }
-        s.announced = seg.id
-        // A track starting is news (repeat one plays one track again); a seek within it is not.
-        if !seg.isSeekWithin { news.append(seg.track) }
-      }
-      let next = s.segments.first { $0.id > s.announced }
-      announceAt.store(next?.ringStart ?? -1, ordering: .releasing)
-      return news
-    }
-    for track in heard { eventContinuation.yield(.nowHearing(track)) }
-  }
-
-  /// Decode thread. Carries out a command.
-  private func execute(_ command: Command, _ d: inout DecodeState) -> Outcome {
-    switch command {
-    case .quit:
-      d = DecodeState()
-      return .quit
-    case .unload:
-      d = DecodeState()
-      resetRing()
-      shared.withLock {
-        $0.segments = []
-        $0.decoding = nil
-      }
-      return .done
-    case .reopenDevice:
-      let played = ring.releasedPosition
-      let heard = shared.withLock { s in
-        (s.segments.last { $0.ringStart <= played } ?? s.segments.first)?.format
-      }
-      guard let format = heard ?? d.decoder?.format else { return .failed }
-      output = nil
-      return openOutput(format, refusalFails: true) == .opened ? .done : .failed
-    case .switchDevice(let name):
-      let old = currentDeviceName
-      let played = ring.releasedPosition
-      let heard = shared.withLock { s in
-        (s.segments.last { $0.ringStart <= played } ?? s.segments.first)?.format
-      }
-      guard let format = heard ?? d.decoder?.format, output != nil else {
-        shared.withLock { $0.deviceName = name }
-        return .done
-      }
-      // Close the old device first: two opens of one card's hw device would fail.
-      output = nil
-      do {
-        output = try configuration.openOutput(name, format)
-        deviceLost.store(0, ordering: .releasing)
-        shared.withLock { $0.deviceName = name }
-        return .done
-      } catch {
-        shared.withLock { $0.switchFailure = OutputOpenError(device: name, message: "\(error)") }
-        output = try? configuration.openOutput(old, format)
-        if output == nil { setState(.paused) }
-        return .failed
-      }
-    case .load(let track, let seconds, let continuing):
-      d = DecodeState()
-      resetRing()
-      shared.withLock { $0.segments = [] }
-      return open(track, at: seconds, &d, seeking: continuing) ? .done : .failed
-    case .seek(let track, let seconds):
-      d.pending = nil
-      resetRing()
-      shared.withLock { $0.segments = [] }
-      if let decoder = d.decoder, d.track == track {
-        let frame = min(
-          decoder.format.frames(in: seconds), max(0, (decoder.frameCount ?? .max) - 1))
-        do throws(DecodeError) {
-          try decoder.seek(toFrame: frame)
-          begin(track, decoder, atFrame: frame, &d, seeking: true)
-          return .done
-        } catch {
-          eventContinuation.yield(.trackFailed(track, error))
-          d = DecodeState()
-          return open(track, at: seconds, &d, seeking: true) ? .done : .failed
-        }
-      }
-      // The decoder has moved on (to the next track, or to the end of the queue): open the
-      // track being heard again.
-      d = DecodeState()
-      return open(track, at: seconds, &d, seeking: true) ? .done : .failed
-    }
-  }
-
-  /// Decode thread, ring empty: opens `track` at `seconds`, or the first track after it that
-  /// opens (from its start), and begins it. False when nothing from there on opens, or the
-  /// device would not open; the owner has been told why.
-  private func open(
-    _ track: QueuedTrack, at seconds: Double, _ d: inout DecodeState, seeking: Bool = false
-  ) -> Bool {
-    var candidate: QueuedTrack? = track
-    var start = seconds
-    while let t = candidate {
-      do throws(DecodeError) {
-        let decoder = try configuration.openDecoder(t.path)
-        try Self.checkChannels(decoder, t.path)
-        let frame =
-          decoder.isSeekable && start > 0
-          ? min(decoder.format.frames(in: start), max(0, (decoder.frameCount ?? .max) - 1)) : 0
-        if frame > 0 { try decoder.seek(toFrame: frame) }
-        if output?.format != decoder.format || deviceLost.load(ordering: .relaxed) != 0 {
-          output = nil
-          switch openOutput(decoder.format) {
-          case .opened: break
-          case .refused(let refusal):
-            throw DecodeError(path: t.path, reason: "the output \(refusal)")
-          case .failed: return false
-          }
-        }
-        begin(t, decoder, atFrame: frame, &d, seeking: seeking && t == track)
-        return true
-      } catch {
-        eventContinuation.yield(.trackFailed(t, error))
-        candidate = nextTrack(t)
-        start = 0  // the position asked for belongs to the track asked for
-      }
-    }
-    // Nothing from here to the end of the queue opens: there is nothing to play out.
-    markEndOfInput()
-    setState(.stopped)
-    eventContinuation.yield(.endOfQueue)
-    return false
-  }
-
-  /// Decode thread: the current track is done; go on with the next one that opens.
-  private func advance(_ d: inout DecodeState) {
-    guard let finished = d.track else { return }
-    d.decoder = nil
-    var candidate = nextTrack(finished)
-    while let t = candidate {
-      do throws(DecodeError) {
-        let decoder = try configuration.openDecoder(t.path)
-        try Self.checkChannels(decoder, t.path)
-        if decoder.format == output?.format {
-          begin(t, decoder, atFrame: 0, &d)  // gapless: straight on in the ring
-        } else {
-          d.track = t
-          d.pending = (t, decoder)
-          formatBoundary.store(ring.writePosition, ordering: .releasing)
-          renderWake.signal()
-        }
-        return
-      } catch {
-        eventContinuation.yield(.trackFailed(t, error))
-        candidate = nextTrack(t)
-      }
-    }
-    d.track = nil
-    markEndOfInput()
-  }
-
-  /// Decode thread, render parked at the boundary: reopen at the new format and go on.
-  private func switchFormat(_ d: inout DecodeState) {
-    formatBoundary.store(-1, ordering: .releasing)
-    if let (track, decoder) = d.pending {
-      d.pending = nil
-      output = nil
-      resetRing()
-      shared.withLock { $0.segments = [] }
-      switch openOutput(decoder.format) {
-      case .opened:
-        begin(track, decoder, atFrame: 0, &d)
-      case .refused(let refusal):
-        // The device will not take this track's format: skip it, as a file that will not
-        // open is skipped, and go on with the next that plays (a device that refused a
-        // rate stopped the queue for good).
-        eventContinuation.yield(
-          .trackFailed(track, DecodeError(path: track.path, reason: "the output \(refusal)")))
-        d = DecodeState()
-        if let next = nextTrack(track) {
-          _ = open(next, at: 0, &d)
-        } else {
-          markEndOfInput()
-          setState(.stopped)
-          eventContinuation.yield(.endOfQueue)
-        }
-      case .failed:
-        break
-      }
-    }
-    reachedBoundary.store(false, ordering: .releasing)
-    renderWake.signal()
-  }
-
-  private func begin(
-    _ track: QueuedTrack, _ decoder: any AudioDecoder, atFrame frame: Int, _ d: inout DecodeState,
-    seeking: Bool = false
-  ) {
-    d.decoder = decoder
-    d.track = track
-    d.framesDecoded = 0
-    d.startFrame = frame
-    let duration = decoder.frameCount.map { decoder.format.seconds($0) }
-    var segment = Segment(
-      id: 0, track: track, ringStart: ring.writePosition, trackStartFrame: frame,
-      format: decoder.format,
-      duration: duration, metadata: decoder.metadata, isSeekable: decoder.isSeekable,
-      isSeekWithin: seeking)
-    shared.withLock { s in
-      // Keep only what the render thread may still be playing or is still to announce, and
-      // the new one.
-      let played = ring.releasedPosition
-      if let lastHeard = s.segments.lastIndex(where: { $0.ringStart <= played }) {
-        let announced = s.segments.prefix { $0.id <= s.announced }.count
-        s.segments.removeFirst(min(lastHeard, announced))
-      }
-      s.lastSegmentID += 1
-      segment.id = s.lastSegmentID
-      s.segments.append(segment)
-      // At once, with the segment: a snapshot taken as soon as a load returns must not see
-      // the segment without the decoder's track (which would read as the end of the queue).
-      s.decoding = track
-    }
-  }
-
-  private enum OutputOpening: Equatable {
-    case opened
-    /// The device opened but will not take the format: the track's problem, not the device's.
-    case refused(FormatRefused)
-    /// The device is unavailable; the owner has been told (`deviceFailed`).
-    case failed
-  }
-
-  private func openOutput(_ format: PCMFormat, refusalFails: Bool = false) -> OutputOpening {
-    do {
-      output = try configuration.openOutput(currentDeviceName, format)
-      deviceLost.store(0, ordering: .releasing)
-      return .opened
-    } catch let refusal as FormatRefused where !refusalFails {
-      output = nil
-      return .refused(refusal)
-    } catch {
-      output = nil
-      setState(.stopped)
-      eventContinuation.yield(.deviceFailed("\(error)"))
-      return .failed
-    }
-  }
-
-  private var currentDeviceName: String { shared.withLock { $0.deviceName } }
-
-  private func markEndOfInput() {
-    inputEnd.store(ring.writePosition, ordering: .releasing)
-    renderWake.signal()
-  }
-
-  /// Only with the render thread parked.
-  private func resetRing() {
-    ring.reset(to: ring.writePosition)
-    inputEnd.store(-1, ordering: .releasing)
-    formatBoundary.store(-1, ordering: .releasing)
-    reachedEnd.store(false, ordering: .releasing)
-  }
 }
 
-private func seconds(_ d: Duration) -> Double {
+func seconds(_ d: Duration) -> Double {
   Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
 }

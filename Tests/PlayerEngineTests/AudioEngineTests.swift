@@ -611,6 +611,32 @@ import Testing
     #expect(heard == Array(100_000..<105_000) + Array(200_000..<205_000))
   }
 
+  /// Issue 11: a render thread that does not answer a pause in time (a device stuck in its
+  /// drain) is reported as a fault after 2 s, and the pause waits for it rather than replace
+  /// what it uses under it (giving up after 2 s, as it did, would be a race on the output).
+  @Test(.timeLimit(.minutes(1))) func aRenderThreadThatDoesNotAnswerIsAFaultNotARace() async throws
+  {
+    let rig = EngineRig(
+      queue: ["a.wav", "b.wav"],
+      tracks: [
+        "a.wav": .counter(2_000),
+        "b.wav": .counter(
+          2_000, first: 100_000, format: PCMFormat(sampleRate: 48_000, channels: 2)),
+      ],
+      output: FakeOutput.Options(drainStall: .seconds(6)))
+    defer { rig.shutdown() }
+    rig.start("a.wav")
+    // a's frames go at once; the format change drains the old output, which hangs.
+    try #require(await rig.eventually { rig.output()?.framesWritten == 2_000 })
+    try await Task.sleep(for: .milliseconds(50))
+    let asked = ContinuousClock.now
+    rig.engine.pause()
+    let waited = ContinuousClock.now - asked
+    #expect(waited >= .seconds(2), "the pause did not wait for the render thread: \(waited)")
+    #expect(rig.events.contains { if case .fault = $0 { true } else { false } }, "\(rig.events)")
+    #expect(rig.engine.snapshot().state == .paused)
+  }
+
   /// Issue 11, memory safety: a file's channel count sizes what the engine uses for it. Every
   /// count the engine takes plays to its end (9 channels overflowed the render scratch buffer,
   /// 19 and more never left the decoder: four chunks did not fit in the ring).

@@ -553,6 +553,8 @@ public final class Player: @unchecked Sendable {
         if problemOutlivesNextTrack { problemOutlivesNextTrack = false } else { problem = nil }
       }
       notices.append(.nowPlaying(track))
+    case .fault(let what):
+      say("audio engine fault: \(what)")
     case .outputStarted:
       break  // the snapshot taken after each event says that the position now moves
     case .endOfQueue:

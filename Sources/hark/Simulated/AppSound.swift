@@ -35,6 +35,8 @@ final class AppSound {
           print("\(app): no sound: '\(device)' went away")
         case .endOfQueue:
           box.finished()
+        case .fault(let what):
+          print("\(app): audio engine fault: \(what)")
         case .nowHearing, .outputStarted:
           break
         }

@@ -1,0 +1,394 @@
+import AudioCore
+import Glibc
+import Synchronization
+
+/// The decode thread: carries out the transport's commands (with the render thread parked),
+/// fills the ring from the decoder, moves on to the next track (gaplessly where the format
+/// stays), opens outputs, and tells the owner what is heard.
+extension AudioEngine {
+  struct DecodeState {
+    var decoder: (any AudioDecoder)?
+    var track: QueuedTrack?
+    var pending: (QueuedTrack, any AudioDecoder)?
+    var buffer: [Float] = []
+    /// Of the current track, since it began at `startFrame`.
+    var framesDecoded = 0
+    var startFrame = 0
+  }
+
+  func decodeLoop() {
+    var d = DecodeState()
+    while true {
+      // Commands first: they come with the render thread parked.
+      let next = shared.withLock { s -> (Command, Int)? in
+        s.commands.isEmpty ? nil : s.commands.removeFirst()
+      }
+      if let (command, ticket) = next {
+        let outcome = execute(command, &d)
+        shared.withLock {
+          $0.completed = ticket
+          $0.succeeded = outcome != .failed
+        }
+        commandDone.signal()
+        if outcome == .quit { return }
+        continue
+      }
+      syncTracks(d)
+      if signals.startedNews.exchange(false, ordering: .acquiringAndReleasing) {
+        eventContinuation.yield(.outputStarted)
+      }
+      let lost = signals.deviceLost.load(ordering: .acquiring)
+      if lost != 0, shared.withLock({ $0.state == .playing }) {
+        setState(.paused)
+        eventContinuation.yield(.deviceLost(device: currentDeviceName, code: lost))
+      }
+      if signals.reachedEnd.exchange(false, ordering: .acquiringAndReleasing) {
+        setState(.stopped)
+        eventContinuation.yield(.endOfQueue)
+      }
+      if signals.reachedBoundary.load(ordering: .acquiring) {
+        switchFormat(&d)
+        continue
+      }
+      if let decoder = d.decoder, signals.formatBoundary.load(ordering: .relaxed) < 0 {
+        let channels = decoder.format.channels
+        // Four chunks at a time, but never more than half the ring holds: with many channels
+        // four chunks did not fit in the ring at all, and the decoder waited for room for ever.
+        let want = min(configuration.chunkFrames * 4, ring.capacity / 2 / channels) * channels
+        if ring.writableCount >= want {
+          var frames = 0
+          var failure: DecodeError?
+          // Straight into the ring where a good part of a chunk fits before the end of its
+          // storage (almost always); through a buffer where it would wrap.
+          let region = ring.writableRegion()
+          let fit = min(want, region.count / channels * channels)
+          let inPlace = fit >= min(want, configuration.chunkFrames * channels)
+          do throws(DecodeError) {
+            if inPlace {
+              frames = try decoder.read(into: UnsafeMutableBufferPointer(rebasing: region[0..<fit]))
+            } else {
+              if d.buffer.count < want { d.buffer = [Float](repeating: 0, count: want) }
+              frames = try d.buffer.withUnsafeMutableBufferPointer { buf throws(DecodeError) in
+                try decoder.read(into: UnsafeMutableBufferPointer(rebasing: buf[0..<want]))
+              }
+            }
+          } catch {
+            failure = error
+          }
+          if frames > 0 {
+            d.framesDecoded += frames
+            if inPlace {
+              ring.commitWrite(frames * channels)
+            } else {
+              d.buffer.withUnsafeBufferPointer { buf in
+                _ = ring.write(UnsafeBufferPointer(rebasing: buf[0..<(frames * channels)]))
+              }
+            }
+            // The render thread, starved, waits for a good part of the ring, not every chunk.
+            // (The fence pairs with the render thread's store of `renderNeedsAny` before it
+            // looks at the ring: one of the two sees the other, so it never sleeps on a chunk.)
+            atomicMemoryFence(ordering: .sequentiallyConsistent)
+            if ring.readableCount >= ring.capacity / 4 || ring.writableCount < want
+              || signals.renderNeedsAny.load(ordering: .relaxed)
+            {
+              renderWake.signal()
+            }
+          }
+          if let failure, let track = d.track {
+            eventContinuation.yield(.trackFailed(track, failure))
+          } else if frames == 0, d.framesDecoded == 0, d.startFrame == 0, let track = d.track {
+            // Opened, but not one frame in it: an empty file, or one cut short before its
+            // first audio (a FLAC cut in its header, an Ogg cut before its first audio page).
+            // Said like any file that will not play; the next is announced in its place.
+            eventContinuation.yield(
+              .trackFailed(
+                track,
+                DecodeError(path: track.path, reason: "no sound in it (empty, or cut short)")))
+          }
+          if frames == 0 || failure != nil { advance(&d) }
+          continue
+        }
+      }
+      decodeWake.wait()
+    }
+  }
+
+  enum Outcome { case done, failed, quit }
+
+  /// Decode thread: publishes the decoder's track, says when the track heard changes, and
+  /// tells the render thread where the next one to announce starts.
+  ///
+  /// Every track whose first frame has been heard is announced, in order, also when a device
+  /// that is not paced (ALSA's null) plays several between two looks. A segment with no frames
+  /// (a file that decoded to nothing: reported as failed by the decode loop) is passed over,
+  /// and one still waiting for its first frames is announced once they are there.
+  func syncTracks(_ d: DecodeState) {
+    let played = ring.releasedPosition
+    let written = ring.writePosition
+    let heard: [QueuedTrack] = shared.withLock { s in
+      if s.decoding != d.track { s.decoding = d.track }
+      var news: [QueuedTrack] = []
+      for (i, seg) in s.segments.enumerated() where seg.id > s.announced {
+        guard seg.ringStart <= played else { break }
+        let isLast = i + 1 == s.segments.count
+        let end = isLast ? written : s.segments[i + 1].ringStart
+        if end == seg.ringStart {
+          if isLast { break }  // its frames are still to come
+          s.announced = seg.id  // empty, passed over
+          continue
+        }
+        s.announced = seg.id
+        // A track starting is news (repeat one plays one track again); a seek within it is not.
+        if !seg.isSeekWithin { news.append(seg.track) }
+      }
+      let next = s.segments.first { $0.id > s.announced }
+      signals.announceAt.store(next?.ringStart ?? -1, ordering: .releasing)
+      return news
+    }
+    for track in heard { eventContinuation.yield(.nowHearing(track)) }
+  }
+
+  /// Decode thread. Carries out a command.
+  func execute(_ command: Command, _ d: inout DecodeState) -> Outcome {
+    switch command {
+    case .quit:
+      d = DecodeState()
+      return .quit
+    case .unload:
+      d = DecodeState()
+      resetRing()
+      shared.withLock {
+        $0.segments = []
+        $0.decoding = nil
+      }
+      return .done
+    case .reopenDevice:
+      let played = ring.releasedPosition
+      let heard = shared.withLock { s in
+        (s.segments.last { $0.ringStart <= played } ?? s.segments.first)?.format
+      }
+      guard let format = heard ?? d.decoder?.format else { return .failed }
+      output = nil
+      return openOutput(format, refusalFails: true) == .opened ? .done : .failed
+    case .switchDevice(let name):
+      let old = currentDeviceName
+      let played = ring.releasedPosition
+      let heard = shared.withLock { s in
+        (s.segments.last { $0.ringStart <= played } ?? s.segments.first)?.format
+      }
+      guard let format = heard ?? d.decoder?.format, output != nil else {
+        shared.withLock { $0.deviceName = name }
+        return .done
+      }
+      // Close the old device first: two opens of one card's hw device would fail.
+      output = nil
+      do {
+        output = try configuration.openOutput(name, format)
+        signals.deviceLost.store(0, ordering: .releasing)
+        shared.withLock { $0.deviceName = name }
+        return .done
+      } catch {
+        shared.withLock { $0.switchFailure = OutputOpenError(device: name, message: "\(error)") }
+        output = try? configuration.openOutput(old, format)
+        if output == nil { setState(.paused) }
+        return .failed
+      }
+    case .load(let track, let seconds, let continuing):
+      d = DecodeState()
+      resetRing()
+      shared.withLock { $0.segments = [] }
+      return open(track, at: seconds, &d, seeking: continuing) ? .done : .failed
+    case .seek(let track, let seconds):
+      d.pending = nil
+      resetRing()
+      shared.withLock { $0.segments = [] }
+      if let decoder = d.decoder, d.track == track {
+        let frame = min(
+          decoder.format.frames(in: seconds), max(0, (decoder.frameCount ?? .max) - 1))
+        do throws(DecodeError) {
+          try decoder.seek(toFrame: frame)
+          begin(track, decoder, atFrame: frame, &d, seeking: true)
+          return .done
+        } catch {
+          eventContinuation.yield(.trackFailed(track, error))
+          d = DecodeState()
+          return open(track, at: seconds, &d, seeking: true) ? .done : .failed
+        }
+      }
+      // The decoder has moved on (to the next track, or to the end of the queue): open the
+      // track being heard again.
+      d = DecodeState()
+      return open(track, at: seconds, &d, seeking: true) ? .done : .failed
+    }
+  }
+
+  /// Decode thread, ring empty: opens `track` at `seconds`, or the first track after it that
+  /// opens (from its start), and begins it. False when nothing from there on opens, or the
+  /// device would not open; the owner has been told why.
+  func open(
+    _ track: QueuedTrack, at seconds: Double, _ d: inout DecodeState, seeking: Bool = false
+  ) -> Bool {
+    var candidate: QueuedTrack? = track
+    var start = seconds
+    while let t = candidate {
+      do throws(DecodeError) {
+        let decoder = try configuration.openDecoder(t.path)
+        try Self.checkChannels(decoder, t.path)
+        let frame =
+          decoder.isSeekable && start > 0
+          ? min(decoder.format.frames(in: start), max(0, (decoder.frameCount ?? .max) - 1)) : 0
+        if frame > 0 { try decoder.seek(toFrame: frame) }
+        if output?.format != decoder.format || signals.deviceLost.load(ordering: .relaxed) != 0 {
+          output = nil
+          switch openOutput(decoder.format) {
+          case .opened: break
+          case .refused(let refusal):
+            throw DecodeError(path: t.path, reason: "the output \(refusal)")
+          case .failed: return false
+          }
+        }
+        begin(t, decoder, atFrame: frame, &d, seeking: seeking && t == track)
+        return true
+      } catch {
+        eventContinuation.yield(.trackFailed(t, error))
+        candidate = nextTrack(t)
+        start = 0  // the position asked for belongs to the track asked for
+      }
+    }
+    // Nothing from here to the end of the queue opens: there is nothing to play out.
+    markEndOfInput()
+    setState(.stopped)
+    eventContinuation.yield(.endOfQueue)
+    return false
+  }
+
+  /// Decode thread: the current track is done; go on with the next one that opens.
+  func advance(_ d: inout DecodeState) {
+    guard let finished = d.track else { return }
+    d.decoder = nil
+    var candidate = nextTrack(finished)
+    while let t = candidate {
+      do throws(DecodeError) {
+        let decoder = try configuration.openDecoder(t.path)
+        try Self.checkChannels(decoder, t.path)
+        if decoder.format == output?.format {
+          begin(t, decoder, atFrame: 0, &d)  // gapless: straight on in the ring
+        } else {
+          d.track = t
+          d.pending = (t, decoder)
+          signals.formatBoundary.store(ring.writePosition, ordering: .releasing)
+          renderWake.signal()
+        }
+        return
+      } catch {
+        eventContinuation.yield(.trackFailed(t, error))
+        candidate = nextTrack(t)
+      }
+    }
+    d.track = nil
+    markEndOfInput()
+  }
+
+  /// Decode thread, render parked at the boundary: reopen at the new format and go on.
+  func switchFormat(_ d: inout DecodeState) {
+    signals.formatBoundary.store(-1, ordering: .releasing)
+    if let (track, decoder) = d.pending {
+      d.pending = nil
+      output = nil
+      resetRing()
+      shared.withLock { $0.segments = [] }
+      switch openOutput(decoder.format) {
+      case .opened:
+        begin(track, decoder, atFrame: 0, &d)
+      case .refused(let refusal):
+        // The device will not take this track's format: skip it, as a file that will not
+        // open is skipped, and go on with the next that plays (a device that refused a
+        // rate stopped the queue for good).
+        eventContinuation.yield(
+          .trackFailed(track, DecodeError(path: track.path, reason: "the output \(refusal)")))
+        d = DecodeState()
+        if let next = nextTrack(track) {
+          _ = open(next, at: 0, &d)
+        } else {
+          markEndOfInput()
+          setState(.stopped)
+          eventContinuation.yield(.endOfQueue)
+        }
+      case .failed:
+        break
+      }
+    }
+    signals.reachedBoundary.store(false, ordering: .releasing)
+    renderWake.signal()
+  }
+
+  func begin(
+    _ track: QueuedTrack, _ decoder: any AudioDecoder, atFrame frame: Int, _ d: inout DecodeState,
+    seeking: Bool = false
+  ) {
+    d.decoder = decoder
+    d.track = track
+    d.framesDecoded = 0
+    d.startFrame = frame
+    let duration = decoder.frameCount.map { decoder.format.seconds($0) }
+    var segment = Segment(
+      id: 0, track: track, ringStart: ring.writePosition, trackStartFrame: frame,
+      format: decoder.format,
+      duration: duration, metadata: decoder.metadata, isSeekable: decoder.isSeekable,
+      isSeekWithin: seeking)
+    shared.withLock { s in
+      // Keep only what the render thread may still be playing or is still to announce, and
+      // the new one.
+      let played = ring.releasedPosition
+      if let lastHeard = s.segments.lastIndex(where: { $0.ringStart <= played }) {
+        let announced = s.segments.prefix { $0.id <= s.announced }.count
+        s.segments.removeFirst(min(lastHeard, announced))
+      }
+      s.lastSegmentID += 1
+      segment.id = s.lastSegmentID
+      s.segments.append(segment)
+      // At once, with the segment: a snapshot taken as soon as a load returns must not see
+      // the segment without the decoder's track (which would read as the end of the queue).
+      s.decoding = track
+    }
+  }
+
+  enum OutputOpening: Equatable {
+    case opened
+    /// The device opened but will not take the format: the track's problem, not the device's.
+    case refused(FormatRefused)
+    /// The device is unavailable; the owner has been told (`deviceFailed`).
+    case failed
+  }
+
+  func openOutput(_ format: PCMFormat, refusalFails: Bool = false) -> OutputOpening {
+    do {
+      output = try configuration.openOutput(currentDeviceName, format)
+      signals.deviceLost.store(0, ordering: .releasing)
+      return .opened
+    } catch let refusal as FormatRefused where !refusalFails {
+      output = nil
+      return .refused(refusal)
+    } catch {
+      output = nil
+      setState(.stopped)
+      eventContinuation.yield(.deviceFailed("\(error)"))
+      return .failed
+    }
+  }
+
+  var currentDeviceName: String { shared.withLock { $0.deviceName } }
+
+  func markEndOfInput() {
+    signals.inputEnd.store(ring.writePosition, ordering: .releasing)
+    renderWake.signal()
+  }
+
+  /// Only with the render thread parked.
+  func resetRing() {
+    ring.reset(to: ring.writePosition)
+    signals.inputEnd.store(-1, ordering: .releasing)
+    signals.formatBoundary.store(-1, ordering: .releasing)
+    signals.reachedEnd.store(false, ordering: .releasing)
+  }
+}
