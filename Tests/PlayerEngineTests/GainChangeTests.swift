@@ -152,7 +152,9 @@ import Testing
       _ = try heardGains(output, frames: frames, first: 1_000_000, skip: frames)
       #expect(heard == 2 * frames, "\(context)")
     } else if !seeks {
-      #expect(abs(heard - 2 * frames) <= paused * 3 * chunk, "\(context): \(heard) frames heard; \(output.calls)")
+      #expect(
+        abs(heard - 2 * frames) <= paused * 3 * chunk,
+        "\(context): \(heard) frames heard; \(output.calls)")
     }
   }
 
