@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Records what a PulseAudio sink actually played, and measures it.
 
-  audio_probe.py record SOURCE OUT          record SOURCE (s16le, 44.1 kHz, stereo) into OUT,
-                                            and OUT.t0: the wall-clock time of its first sample
+  audio_probe.py record SOURCE OUT [MS]     record SOURCE (s16le, 44.1 kHz, stereo) into OUT,
+                                            and OUT.t0: the wall-clock time of its first sample;
+                                            at MS ms of latency (default 10; "default": parec's
+                                            own, which leaves a null sink deeply buffered)
   audio_probe.py last-sound OUT T1 T2       the end of the last 10 ms window louder than -50 dBFS
                                             in [T1, T2], as seconds after T1 (or "none")
   audio_probe.py first-sound OUT T1 T2      the start of the first loud window in [T1, T2]
@@ -12,6 +14,10 @@
                                             louder in [T1, T2], as seconds after T1 (or "none")
   audio_probe.py longest-silence OUT T1 T2  the longest run of quiet 10 ms windows in [T1, T2],
                                             in seconds (a gap in what should be continuous)
+  audio_probe.py blocks OUT T1 T2 BASE STEP the tone blocks heard in [T1, T2] (a track made of
+                                            blocks at BASE + k * STEP Hz, see deep-buffers.sh):
+                                            one line "k seconds" per run of 20 ms windows at one
+                                            block's frequency (loud windows only)
 
 Times are wall-clock seconds (bash's $EPOCHREALTIME). Pure Python: a fresh machine has no numpy.
 """
@@ -30,9 +36,10 @@ WINDOW = RATE // 100  # 10 ms
 LOUD_DBFS = -50.0
 
 
-def record(source, out):
+def record(source, out, latency="10"):
+    low = [] if latency == "default" else [f"--latency-msec={latency}"]
     parec = subprocess.Popen(
-        ["parec", "-d", source, "--latency-msec=10", "--format=s16le",
+        ["parec", "-d", source, *low, "--format=s16le",
          f"--rate={RATE}", f"--channels={CHANNELS}", "--raw"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     stop = False
@@ -102,7 +109,7 @@ def windows(samples):
 def main(argv):
     command = argv[1]
     if command == "record":
-        record(argv[2], argv[3])
+        record(argv[2], argv[3], *argv[4:5])
         return
     out, t1, t2 = argv[2], float(argv[3]), float(argv[4])
     samples, start = load(out, t1, t2)
@@ -125,6 +132,24 @@ def main(argv):
             run = run + 1 if level <= LOUD_DBFS else 0
             longest = max(longest, run)
         print(f"{longest * WINDOW / RATE:.3f}")
+    elif command == "blocks":
+        base, step = float(argv[5]), float(argv[6])
+        size = RATE // 50
+        runs = []
+        for i in range(0, len(samples) - size + 1, size):
+            w = samples[i:i + size]
+            if dbfs(w) < -40:
+                k = None
+            else:
+                crossings = sum(1 for a, b in zip(w, w[1:]) if (a < 0) != (b < 0))
+                k = round((crossings / 2 / (size / RATE) - base) / step)
+            if runs and runs[-1][0] == k:
+                runs[-1][1] += 1
+            else:
+                runs.append([k, 1])
+        for k, n in runs:
+            if k is not None:
+                print(k, f"{n * size / RATE:.2f}")
     elif command == "level":
         print(f"{dbfs(samples):.2f}")
     elif command == "freq":

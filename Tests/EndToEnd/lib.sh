@@ -105,6 +105,14 @@ expect_field() {
 PROBE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/audio_probe.py"
 # Arguments are more modules to load ("-L 'module-null-sink sink_name=x'").
 start_pulse() {
+  start_pulse_server "$@"
+  start_recorder out "$E2E_DIR/rec.raw"
+}
+
+# start_pulse_server: the same daemon and sinks, with nothing recording: with no client asking
+# for a low latency, a null sink runs deeply buffered, as a Bluetooth or a timer-scheduled sink
+# does.
+start_pulse_server() {
   export PULSE_RUNTIME_PATH="$E2E_DIR/pulse" PULSE_STATE_PATH="$E2E_DIR/pulse-state"
   mkdir -p "$PULSE_RUNTIME_PATH" "$PULSE_STATE_PATH"
   pulseaudio -n --daemonize=no --exit-idle-time=-1 --use-pid-file=no \
@@ -113,12 +121,12 @@ start_pulse() {
   E2E_PIDS+=($!)
   export PULSE_SERVER="unix:$PULSE_RUNTIME_PATH/native" PULSE_SINK=out
   wait_for 10 "the PulseAudio daemon" pactl info
-  start_recorder out "$E2E_DIR/rec.raw"
 }
 
-# start_recorder SINK FILE: records SINK's monitor into FILE (and FILE.t0).
+# start_recorder SINK FILE [MS]: records SINK's monitor into FILE (and FILE.t0), at MS ms of
+# latency (10 unless told; "default" for parec's own).
 start_recorder() {
-  python3 "$PROBE" record "$1.monitor" "$2" &
+  python3 "$PROBE" record "$1.monitor" "$2" "${3:-10}" &
   E2E_PIDS+=($!)
   wait_for 5 "the recorder of $1" test -s "$2.t0"
 }
