@@ -49,16 +49,16 @@ public final class FakeOutput: AudioOutput, @unchecked Sendable {
     public var rewindable: Bool
     /// `delayFrames()` answers what the delay was this many writes ago (0: now, at most 15).
     public var delayLagWrites: Int
-    /// `drain()` takes this long whatever it holds: a device that hangs in its drain.
-    public var drainStall: Duration
+    /// `drain()` does not return until `endDrainStall()`: a device that hangs in its drain.
+    public var drainStalls: Bool
 
     /// Unpaced, no latency, well behaved, room for two million samples.
     public init(
       pacing: Pacing = .unpaced, latencyFrames: Int = 0, faults: [Fault] = [],
       capacitySamples: Int = 1 << 21, rewindable: Bool = false, delayLagWrites: Int = 0,
-      drainStall: Duration = .zero
+      drainStalls: Bool = false
     ) {
-      self.drainStall = drainStall
+      self.drainStalls = drainStalls
       self.pacing = pacing
       self.latencyFrames = latencyFrames
       self.faults = faults
@@ -97,6 +97,8 @@ public final class FakeOutput: AudioOutput, @unchecked Sendable {
   private let writes = Atomic<Int>(0)
   private let recoveries = Atomic<Int>(0)
   private let gone = Atomic<Bool>(false)
+  private let draining = Atomic<Bool>(false)
+  private let drainReleased = Atomic<Bool>(false)
   private let callCount = Atomic<Int>(0)
   private let unplugAfter: Int
   private let underrunEvery: Int
@@ -246,8 +248,11 @@ public final class FakeOutput: AudioOutput, @unchecked Sendable {
   /// Plays out what it holds (sleeping that long when paced).
   public func drain() {
     if nanosecondsPerFrame > 0 { sleep(nanoseconds: Double(delayFrames()) * nanosecondsPerFrame) }
-    let (s, atto) = options.drainStall.components
-    sleep(nanoseconds: Double(s) * 1e9 + Double(atto) / 1e9)
+    if options.drainStalls {
+      draining.store(true, ordering: .releasing)
+      while !drainReleased.load(ordering: .acquiring) { sleep(nanoseconds: 1e6) }
+      draining.store(false, ordering: .releasing)
+    }
     inDevice.store(0, ordering: .relaxed)
     due = 0
     log(.drain(atFrame: written.load(ordering: .relaxed)))
@@ -285,6 +290,12 @@ public final class FakeOutput: AudioOutput, @unchecked Sendable {
   public var prepareCount: Int {
     calls.count { if case .prepare = $0 { true } else { false } }
   }
+
+  /// Whether a stalling drain (`Options.drainStalls`) is under way.
+  public var isStalledInDrain: Bool { draining.load(ordering: .acquiring) }
+
+  /// Lets a stalling drain return (and every later one at once).
+  public func endDrainStall() { drainReleased.store(true, ordering: .releasing) }
 
   /// Frames taken back by `rewind(frames:)`, in all.
   public var framesRewound: Int {

@@ -47,7 +47,7 @@ extension AudioEngine {
     }
 
     while !signals.renderQuit.load(ordering: .acquiring) {
-      guard signals.renderWantsToPlay.load(ordering: .acquiring), let out = output,
+      guard signals.renderWantsToPlay.load(ordering: .sequentiallyConsistent), let out = output,
         signals.deviceLost.load(ordering: .relaxed) == 0
       else {
         if signals.renderIsPlaying.load(ordering: .relaxed) {
@@ -57,11 +57,17 @@ extension AudioEngine {
             _ = ring.rewindToReleased()  // what the lost device held was released when it went
           }
           signals.renderIsPlaying.store(false, ordering: .releasing)
-          renderParked.signal()
           signals.outputRunning.store(false, ordering: .releasing)
           decodeWake.signal()
         }
+        // At rest only if asked to park (a lost device stops it, but it is still asked to play).
+        let atRest = !signals.renderWantsToPlay.load(ordering: .sequentiallyConsistent)
+        if atRest {
+          signals.renderAtRest.store(true, ordering: .sequentiallyConsistent)
+          renderParked.signal()
+        }
         renderWake.wait()
+        if atRest { signals.renderAtRest.store(false, ordering: .sequentiallyConsistent) }
         continue
       }
       let channels = out.format.channels

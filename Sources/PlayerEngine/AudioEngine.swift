@@ -245,10 +245,15 @@ public final class AudioEngine: @unchecked Sendable {
 
   /// Resumes from the last frame heard.
   public func play() {
-    guard snapshot().track != nil else { return }
-    if signals.deviceLost.load(ordering: .acquiring) != 0 || output == nil {
-      perform(.reopenDevice)
-    }
+    let now = snapshot()
+    guard now.track != nil else { return }
+    let lost = signals.deviceLost.load(ordering: .acquiring) != 0
+    if now.state == .playing && !lost { return }  // already: the output is the render thread's
+    // Not playing, or stopped by a lost device, which leaves the render thread asked to play
+    // (it looks at `output` whenever it is woken): park it before `output` is read or replaced
+    // here. Parking a thread that plays nothing costs nothing.
+    parkRender()
+    if lost || output == nil { perform(.reopenDevice) }
     guard output != nil else { return }
     setState(.playing)
     startRender()
@@ -390,7 +395,7 @@ public final class AudioEngine: @unchecked Sendable {
   /// Asks the render thread to stop and waits until it has: at once, even when it waits for room
   /// in the device (the wake pipe interrupts that).
   func parkRender() {
-    signals.renderWantsToPlay.store(false, ordering: .releasing)
+    signals.renderWantsToPlay.store(false, ordering: .sequentiallyConsistent)
     wakePipe.wake()
     renderWake.signal()
     // It answers within a write (the wake pipe interrupts a wait for room), except while it
@@ -398,7 +403,7 @@ public final class AudioEngine: @unchecked Sendable {
     // Never given up on: the commands that follow replace the ring's read side and the output
     // the render thread uses, which would be a race while it still plays.
     var waited = 0
-    while signals.renderIsPlaying.load(ordering: .acquiring) {
+    while !signals.renderAtRest.load(ordering: .sequentiallyConsistent) {
       if !renderParked.wait(microseconds: 100_000) {
         waited += 1
         if waited == 20 {

@@ -14,6 +14,11 @@ final class EngineSignals: Sendable {
   /// Render → control, decode: the render thread is playing (false once parked). Control waits
   /// for false before the decode thread may touch the ring's read side or the `output`.
   let renderIsPlaying = Atomic<Bool>(false)
+  /// Render → control: the render thread is parked: asked not to play, it waits, and it will
+  /// not look at the `output` before it is asked to play again. Set before it waits, cleared when
+  /// it wakes; sequentially consistent, like `renderWantsToPlay`, so that control, which stores
+  /// false there and then sees true here, knows the render thread will see its false.
+  let renderAtRest = Atomic<Bool>(false)
   /// Control → render: end the thread (shutdown).
   let renderQuit = Atomic<Bool>(false)
   /// Control → render: the gain to head for (a Float's bits): 1, the duck gain, or 0 (muted).

@@ -14,60 +14,70 @@ import Testing
   let held = 8_820
   let chunk = AudioEngine.Configuration.defaultChunkFrames
 
-  /// A device that takes back: the duck starts at the frame being heard when it was asked
-  /// (not a buffer later), nothing is discarded, and every frame is heard once.
+  /// A device that takes back: the duck starts at the first frame it took back, which is most
+  /// of what it held (not a buffer later), nothing is discarded, and every frame is heard once.
   @Test func G9_aDuckIsHeardAtOnceWhereTheDeviceCanTakeBack() async throws {
     let rig = EngineRig(
-      queue: ["a.wav"], tracks: ["a.wav": .counter(44_100)],
-      output: FakeOutput.Options(pacing: .realTime(speed: 1), latencyFrames: held, rewindable: true)
-    )
+      queue: ["a.wav"], tracks: ["a.wav": .counter(44_100 * 30)],
+      output: FakeOutput.Options(
+        pacing: .realTime(speed: 1), latencyFrames: held, rewindable: true))
     defer { rig.shutdown() }
     rig.start("a.wav")
     let output = try #require(
-      await rig.eventually { rig.framesWritten >= 13_230 } ? rig.output() : nil)
-    let heardWhenAsked = output.heardFrames
+      await rig.eventually { rig.framesWritten >= held + 4_410 } ? rig.output() : nil)
     rig.engine.setDucked(true)
     try #require(await rig.eventually { output.framesRewound > 0 })
-    try #require(await rig.endOfQueue(), "\(rig.state)")
+    let (rewoundTo, back) = try #require(
+      output.calls.lazy.compactMap { c -> (Int, Int)? in
+        if case .rewind(let at, let n) = c { (at, n) } else { nil }
+      }.first)
+    // Enough heard at the new gain once the pause drops what the device holds.
+    let ramp = cd.frames(in: 0.04)
+    try #require(
+      await rig.eventually { rig.framesWritten >= rewoundTo + held + ramp + 3 * chunk })
+    rig.engine.pause()
 
-    let gains = try heardGains(output, frames: 44_100)
-    let duckStart = try #require(gains.firstIndex { $0 < 0.999 })
-    #expect(duckStart >= heardWhenAsked)
-    #expect(
-      duckStart < heardWhenAsked + chunk,
-      "the duck began \(duckStart - heardWhenAsked) frames after the frame being heard")
-    #expect(output.discardCount == 0, "the stream was restarted: \(output.calls)")
-    #expect(abs(gains[duckStart + cd.frames(in: 0.04) + 10] - 0.1) < 1e-4)
+    let heard = heardSamples(output).count / 2
+    let gains = try heardGains(output, frames: heard)
+    let duckStart = try #require(gains.firstIndex { $0 < 1 - 1e-6 })
+    #expect(duckStart == rewoundTo, "the duck began at \(duckStart), not where it took back")
+    #expect(back >= held / 2, "took back \(back) of the \(held) frames it held")
+    #expect(output.discardCount == 1, "the stream was restarted before the pause: \(output.calls)")
+    try #require(heard > duckStart + ramp + 10, "only \(heard) frames heard")
+    #expect(abs(gains[duckStart + ramp + 10] - 0.1) < 1e-4)
   }
 
   /// A device that cannot take back: the new gain begins with the next frame written, without
   /// a restart, and every frame is still heard once.
   @Test func G9_aDuckGoesOnWithoutARestartWhereTheDeviceCannotTakeBack() async throws {
-    let frames = 3 * 44_100
     let rig = EngineRig(
-      queue: ["a.wav"], tracks: ["a.wav": .counter(frames)],
+      queue: ["a.wav"], tracks: ["a.wav": .counter(44_100 * 30)],
       output: FakeOutput.Options(pacing: .realTime(speed: 2), latencyFrames: held))
     defer { rig.shutdown() }
     rig.start("a.wav")
     let output = try #require(
       await rig.eventually { rig.framesWritten >= 13_230 } ? rig.output() : nil)
-    let writtenWhenAsked = output.framesWritten
+    let writtenBefore = output.framesWritten
     rig.engine.setDucked(true)
+    let writtenAfter = output.framesWritten
     // Long enough for the ramp and then some at 0.1, whenever this task runs again.
-    let enough = writtenWhenAsked + 2 * chunk + cd.frames(in: 0.04) + 4_410
-    try #require(await rig.eventually { output.framesWritten >= enough })
+    let ramp = cd.frames(in: 0.04)
+    try #require(
+      await rig.eventually { output.framesWritten >= writtenAfter + 2 * chunk + ramp + 4_410 })
     rig.engine.setDucked(false)
-    let liftedAt = output.framesWritten
-    try #require(await rig.endOfQueue(), "\(rig.state)")
-    try #require(liftedAt < frames - 3 * chunk, "the duck was lifted too late to be heard lifted")
+    let liftedAfter = output.framesWritten
+    try #require(
+      await rig.eventually { output.framesWritten >= liftedAfter + 2 * chunk + ramp + 4_410 })
+    rig.engine.pause()
 
-    let gains = try heardGains(output, frames: frames)
-    let duckStart = try #require(gains.firstIndex { $0 < 0.999 })
-    #expect(duckStart >= writtenWhenAsked - chunk)
-    #expect(duckStart <= writtenWhenAsked + 2 * chunk)
+    let heard = heardSamples(output).count / 2
+    let gains = try heardGains(output, frames: heard)
+    let duckStart = try #require(gains.firstIndex { $0 < 1 - 1e-6 })
+    #expect(duckStart >= writtenBefore - chunk)
+    #expect(duckStart <= writtenAfter + 2 * chunk)
     #expect(gains.min().map { abs($0 - 0.1) < 1e-4 } == true, "the duck never reached 0.1")
-    #expect(abs(gains[frames - 1] - 1) < 1e-6, "the duck was not lifted")
-    #expect(output.discardCount == 0, "the stream was restarted: \(output.calls)")
+    #expect(abs(gains[heard - 1] - 1) < 1e-6, "the duck was not lifted")
+    #expect(output.discardCount == 1, "the stream was restarted before the pause: \(output.calls)")
     #expect(output.framesRewound == 0)
   }
 
