@@ -5,7 +5,7 @@ import Testing
 
 /// The inotify watch that notices cards coming and going, on a directory of the test's own
 /// standing in for /dev/snd.
-@Suite struct CardNodesTests {
+@Suite(.timeLimit(.minutes(2))) struct CardNodesTests {
   /// The changes that arrive within `timeout` (inotify delivers at once; the wait is slack).
   func changes(_ nodes: CardNodes, count: Int, timeout: Duration = .seconds(2)) async
     -> [CardNodes.Change]

@@ -6,7 +6,7 @@ import Testing
 /// The watcher's real path, from snd_ctl_open to poll and snd_ctl_read, against the fake card
 /// (an alsa-lib control plugin that reports each change twice, as real cards may). Each test
 /// runs the probe in a process of its own, so HOME and the ALSA configuration are its own.
-@Suite(.serialized) struct FakeCardTests {
+@Suite(.serialized, .timeLimit(.minutes(2))) struct FakeCardTests {
   static let headphones = "Headphones (Fake Jack Card)"
   static let lineOut = "Line out (Fake Jack Card)"
 

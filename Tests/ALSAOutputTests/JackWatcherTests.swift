@@ -30,7 +30,7 @@ final class EventLog: Sendable {
   func finished() async { await task.value }
 }
 
-@Suite struct JackWatcherTests {
+@Suite(.timeLimit(.minutes(2))) struct JackWatcherTests {
   @Test(.disabled(if: machineHasCards, "this machine has sound cards"))
   func withNoCardsItReportsNothing() async {
     let watcher = JackWatcher(extraControls: [])
@@ -101,7 +101,7 @@ final class EventLog: Sendable {
 }
 
 /// The probe in a process of its own with no cards: nothing is reported, nothing runs.
-@Suite struct IdleProbeTests {
+@Suite(.timeLimit(.minutes(2))) struct IdleProbeTests {
   @Test(.disabled(if: machineHasCards, "this machine has sound cards"))
   func withNoCardsTheProbeReportsNothingAndSleeps() async {
     let home = makeTemporaryDirectory("hark-jacks-home")

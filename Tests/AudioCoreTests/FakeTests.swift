@@ -4,7 +4,7 @@ import Glibc
 import Testing
 
 /// The fakes the engine's tests rely on do what they say.
-@Suite struct FakeTests {
+@Suite(.timeLimit(.minutes(2))) struct FakeTests {
   let stereo = PCMFormat(sampleRate: 44_100, channels: 2)
 
   private func write(_ output: FakeOutput, frames: Int, from first: Int = 0) -> OutputWriteResult {

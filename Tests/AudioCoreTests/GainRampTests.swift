@@ -2,7 +2,7 @@ import AudioCore
 import Glibc
 import Testing
 
-@Suite struct GainRampTests {
+@Suite(.timeLimit(.minutes(2))) struct GainRampTests {
   /// Applies `ramp` to `frames` frames of 1.0 and returns the gains it gave each sample.
   private func gains(
     _ ramp: inout GainRamp, frames: Int, channels: Int = 1, blocks: Int = 1

@@ -1,7 +1,7 @@
 import AudioCore
 import Testing
 
-@Suite struct PCMFormatTests {
+@Suite(.timeLimit(.minutes(2))) struct PCMFormatTests {
   let cd = PCMFormat(sampleRate: 44_100, channels: 2)
   let dat = PCMFormat(sampleRate: 48_000, channels: 1)
 

@@ -4,7 +4,7 @@ import Glibc
 import Synchronization
 import Testing
 
-@Suite struct SampleRingTests {
+@Suite(.timeLimit(.minutes(2))) struct SampleRingTests {
   /// Writes `values` and returns how many went in.
   @discardableResult
   private func write(_ ring: SampleRing, _ values: [Float]) -> Int {

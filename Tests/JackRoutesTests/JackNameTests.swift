@@ -4,7 +4,7 @@ import Testing
 @testable import JackRoutes
 
 /// The jack-name table: what each name the kernel uses means as a route.
-@Suite struct JackNameTests {
+@Suite(.timeLimit(.minutes(2))) struct JackNameTests {
   static let outputs: [(String, RouteKind, String)] = [
     ("Headphone Jack", .headphones, "Headphones"),
     ("Front Headphone Jack", .headphones, "Front headphones"),

@@ -35,7 +35,7 @@ func replay(_ state: inout JackState, _ observations: [JackObservation]) -> [Jac
   observations.flatMap { state.observe($0) }
 }
 
-@Suite struct JackStateTests {
+@Suite(.timeLimit(.minutes(2))) struct JackStateTests {
   @Test func whatIsPluggedAtStartIsTheStartingPointNotNews() {
     var start = laptop
     start.jacks[0].isPlugged = true

@@ -3,7 +3,7 @@ import MPRIS
 import Testing
 
 /// Which name the server holds, and when (G18); what happens without a bus.
-@Suite struct BusNameTests {
+@Suite(.timeLimit(.minutes(2))) struct BusNameTests {
   @Test func theNameIsHeldOnlyWhileTheOwnerIsEligible() async throws {
     try await withTestBus { bus in
       let player = try await FakePlayer(bus: bus, state: playingState, eligible: false)

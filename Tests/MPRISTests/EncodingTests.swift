@@ -3,7 +3,7 @@ import Testing
 @testable import MPRIS
 
 /// The text conversions the bus needs, checked without a bus.
-@Suite struct EncodingTests {
+@Suite(.timeLimit(.minutes(2))) struct EncodingTests {
   @Test func pathElementsKeepAlphanumericsAndEscapeEverythingElse() {
     #expect(MediaPlayerObject.pathElement("track42") == "track42")
     #expect(MediaPlayerObject.pathElement("") == "_")

@@ -3,7 +3,7 @@ import MPRIS
 import Testing
 
 /// The server as the real `playerctl` sees it, on a private bus per test.
-@Suite struct PlayerctlTests {
+@Suite(.timeLimit(.minutes(5))) struct PlayerctlTests {
   @Test func playerctlReadsStatusAndMetadataAsTheOwnerGaveThem() async throws {
     try await withTestBus { bus in
       _ = try await FakePlayer(bus: bus, state: playingState)

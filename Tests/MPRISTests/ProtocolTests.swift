@@ -3,7 +3,7 @@ import MPRIS
 import Testing
 
 /// The D-Bus side of the object, called with dbus-send: introspection, properties, errors.
-@Suite struct ProtocolTests {
+@Suite(.timeLimit(.minutes(2))) struct ProtocolTests {
   /// The MPRIS 2.2 interfaces as the specification lists them (the optional Fullscreen
   /// properties and the TrackList and Playlists interfaces are left out, as HasTrackList says).
   static let mprisInterfaces = """

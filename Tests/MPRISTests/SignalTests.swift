@@ -2,7 +2,7 @@ import MPRIS
 import Testing
 
 /// PropertiesChanged and Seeked, as dbus-monitor and `playerctl --follow` see them.
-@Suite struct SignalTests {
+@Suite(.timeLimit(.minutes(2))) struct SignalTests {
   @Test func propertiesChangedCarriesExactlyThePropertiesThatChanged() async throws {
     try await withTestBus { bus in
       let player = try await FakePlayer(bus: bus, state: playingState)

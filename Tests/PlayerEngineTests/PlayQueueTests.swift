@@ -3,7 +3,7 @@ import Testing
 @testable import PlayerEngine
 
 /// The queue's lookups stay right through every edit, shuffled or not.
-@Suite struct PlayQueueTests {
+@Suite(.timeLimit(.minutes(2))) struct PlayQueueTests {
   private func invariants(_ q: PlayQueue) {
     for (i, t) in q.entries.enumerated() {
       #expect(q.index(of: t.id) == i)

@@ -4,7 +4,7 @@ import Testing
 @testable import PlayerEngine
 
 /// G1, G4–G6, G10 and G14 as the player's policy: inputs in, effects out.
-@Suite struct PlaybackPolicyTests {
+@Suite(.timeLimit(.minutes(2))) struct PlaybackPolicyTests {
   let call = InterruptionCause(kind: .call, by: "hark call")
   let music = InterruptionCause(kind: .otherAudio, by: "music")
   let headphones = Route(name: "Headphones", kind: .headphones)

@@ -5,7 +5,7 @@ import Testing
 
 /// `Player.Action.restore`: the terminal interface's saved queue comes back paused where it
 /// was, and play goes on from there.
-@Suite struct PlayerRestoreTests {
+@Suite(.timeLimit(.minutes(2))) struct PlayerRestoreTests {
   @Test func aRestoredQueueIsPausedAtItsPositionAndPlaysFromThere() async throws {
     let rig = PlayerRig(tracks: ["a.wav", "b.wav", "c.wav"])
     defer { rig.stop() }

@@ -8,7 +8,7 @@ import Testing
 
 /// The player's manners, rule by rule, with a fake session server, fake files (`ToneDecoder`)
 /// and fake devices (`FakeOutput`, paced like a sound card).
-@Suite struct PlayerTests {
+@Suite(.timeLimit(.minutes(2))) struct PlayerTests {
   // MARK: G14: interruptions
 
   @Test func G14_aCallPausesAndItsEndResumesWhereItWas() async throws {

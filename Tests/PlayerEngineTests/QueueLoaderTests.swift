@@ -34,7 +34,7 @@ private final class Scratch {
   }
 }
 
-@Suite struct QueueLoaderTests {
+@Suite(.timeLimit(.minutes(2))) struct QueueLoaderTests {
   @Test func foldersAreWalkedInNaturalNameOrder() throws {
     let scratch = try Scratch()
     try scratch.touch(

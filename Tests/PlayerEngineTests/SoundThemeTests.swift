@@ -4,7 +4,7 @@ import Testing
 @testable import PlayerEngine
 
 /// The freedesktop sound theme lookup, over a made-up tree of themes in a temp folder.
-@Suite struct SoundThemeTests {
+@Suite(.timeLimit(.minutes(2))) struct SoundThemeTests {
   /// A folder tree: paths relative to a fresh temp folder, each with its contents.
   final class Tree {
     let root: String

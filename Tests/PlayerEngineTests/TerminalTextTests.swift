@@ -3,7 +3,7 @@ import Testing
 
 /// Issue 16: names and tags reach terminals and output lines with their control characters
 /// shown, never acted on.
-@Suite struct TerminalTextTests {
+@Suite(.timeLimit(.minutes(2))) struct TerminalTextTests {
   @Test(arguments: [
     ("plain", "plain"),
     ("Zoë — 夜行列車 🎵", "Zoë — 夜行列車 🎵"),

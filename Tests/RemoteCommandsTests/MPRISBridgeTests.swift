@@ -7,7 +7,7 @@ import Testing
 
 /// The mapping between MPRIS and hark's own vocabulary (the bus itself is tested in
 /// MPRISTests and end to end with playerctl).
-@Suite struct MPRISBridgeTests {
+@Suite(.timeLimit(.minutes(2))) struct MPRISBridgeTests {
   private var playing: PlayerSnapshot {
     var s = PlayerSnapshot()
     s.state = .playing

@@ -3,7 +3,7 @@ import Testing
 @testable import SessionCore
 
 /// G9–G12: who interrupts, who mixes, who ducks, who may start during a call.
-@Suite struct ActivationRuleTests {
+@Suite(.timeLimit(.minutes(2))) struct ActivationRuleTests {
   @Test func G9_nonMixableActivationInterruptsOtherNonMixable() {
     var policy = SessionPolicy()
     let hark = policy.add(1, "hark", .music)

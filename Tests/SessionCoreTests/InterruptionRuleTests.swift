@@ -3,7 +3,7 @@ import Testing
 @testable import SessionCore
 
 /// G13 and G14: how interruptions end, with or without shouldResume.
-@Suite struct InterruptionRuleTests {
+@Suite(.timeLimit(.minutes(2))) struct InterruptionRuleTests {
   /// hark playing, interrupted by `interrupter`; returns the policy and both ids.
   private func harkInterrupted(
     by name: String, _ profile: Profile

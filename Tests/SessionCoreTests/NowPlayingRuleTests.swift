@@ -3,7 +3,7 @@ import Testing
 @testable import SessionCore
 
 /// G18: which app is the now-playing app that receives remote commands.
-@Suite struct NowPlayingRuleTests {
+@Suite(.timeLimit(.minutes(2))) struct NowPlayingRuleTests {
   struct Case: Sendable, CustomTestStringConvertible {
     var profile: Profile
     var playback: PlaybackInfo?

@@ -4,7 +4,7 @@ import Testing
 
 /// `apply(_:)`'s contract: "on failure the state is left as it was" (and `PolicyOutcome`:
 /// "the state is then unchanged").
-@Suite struct PolicyFailureTests {
+@Suite(.timeLimit(.minutes(2))) struct PolicyFailureTests {
   struct Case: Sendable, CustomTestStringConvertible {
     var event: PolicyEvent
     var failure: PolicyFailure

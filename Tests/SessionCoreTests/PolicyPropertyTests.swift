@@ -8,7 +8,7 @@ import Testing
 /// Each test draws its own sequences from the same generators and reports one invariant, so a
 /// failure names the rule it breaks; a sequence stops at that invariant's first violation, and
 /// the failure message names the event (counting the five connects and setCategorys first).
-@Suite struct PolicyPropertyTests {
+@Suite(.timeLimit(.minutes(5))) struct PolicyPropertyTests {
   /// Sequences per invariant: enough to hit calls, crashes and double interruptions often,
   /// few enough that the seven tests take a few seconds on two cores.
   static let sequences = 300

@@ -3,7 +3,7 @@ import Testing
 @testable import SessionCore
 
 /// G4–G6 at the policy level: route changes reach every session, errors change nothing.
-@Suite struct RouteRuleTests {
+@Suite(.timeLimit(.minutes(2))) struct RouteRuleTests {
   static let headphones = Route(name: "Headphones", kind: .headphones)
   static let bluetooth = Route(name: "Bluetooth headset", kind: .bluetooth)
   static let usb = Route(name: "USB audio", kind: .usb)

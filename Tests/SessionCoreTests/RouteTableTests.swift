@@ -4,7 +4,7 @@ import Testing
 @testable import SessionCore
 
 /// The outputs list on its own: plugging, unplugging, selecting (G4–G6).
-@Suite struct RouteTableTests {
+@Suite(.timeLimit(.minutes(2))) struct RouteTableTests {
   static let headphones = Route(name: "Headphones", kind: .headphones)
   static let usb = Route(name: "USB audio", kind: .usb)
   static let hdmi = Route(name: "HDMI", kind: .hdmi)

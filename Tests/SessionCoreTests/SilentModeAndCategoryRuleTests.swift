@@ -3,7 +3,7 @@ import Testing
 @testable import SessionCore
 
 /// G2 (silent mode), G7 (category changes) and G8 (other audio playing) at the policy level.
-@Suite struct SilentModeAndCategoryRuleTests {
+@Suite(.timeLimit(.minutes(2))) struct SilentModeAndCategoryRuleTests {
   @Test(arguments: Category.allCases)
   func G2_silentModeMutesExactlySoloAmbientAndAmbient(category: Category) {
     var policy = SessionPolicy()

@@ -3,7 +3,7 @@ import Testing
 @testable import SessionCore
 
 /// SPEC.md §1's category table, and the small value types the policy and the wire share.
-@Suite struct VocabularyTests {
+@Suite(.timeLimit(.minutes(2))) struct VocabularyTests {
   struct Row: Sendable, CustomTestStringConvertible {
     var category: Category
     var silenced: Bool

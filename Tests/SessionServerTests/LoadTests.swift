@@ -8,7 +8,7 @@ import Testing
 /// The server under hostile load (issue 16): more connections than it serves. (A flood of
 /// valid requests is Tests/EndToEnd/server-load.sh's: it stops the server process while the
 /// requests queue up, which a server on a thread of this process cannot be.)
-@Suite(.serialized) struct LoadTests {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct LoadTests {
   /// More connections than the server serves: the oldest that never said hello gives way to a
   /// new one, so the player and `hark ctl` get in; when every connection has said hello, the
   /// new one is closed at once, and the server goes on.

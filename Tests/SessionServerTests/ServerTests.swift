@@ -7,7 +7,7 @@ import Testing
 @testable import SessionServer
 
 /// The session server with real sockets and real `AudioSession` clients, in process.
-@Suite(.serialized) struct SessionServerTests {
+@Suite(.serialized, .timeLimit(.minutes(2))) struct SessionServerTests {
   private var quietLogger: Logger {
     var l = Logger(label: "second-server")
     l.logLevel = .critical

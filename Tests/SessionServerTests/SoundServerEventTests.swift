@@ -8,7 +8,7 @@ import Testing
 
 /// What the server makes of the sound server's news (issue 10), with a real server and client
 /// in process: the watcher's events are posted by hand, as the sound-server watcher posts them.
-@Suite(.serialized) struct SoundServerEventTests {
+@Suite(.serialized, .timeLimit(.minutes(2))) struct SoundServerEventTests {
   static let headset = Route(name: "Bluetooth headset", kind: .bluetooth)
 
   /// The streams the server asked to end, in order.

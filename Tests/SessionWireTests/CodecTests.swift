@@ -27,7 +27,7 @@ private func decodeError(_ text: String) -> WireDecodeError? {
   }
 }
 
-@Suite struct ClientMessageTests {
+@Suite(.timeLimit(.minutes(2))) struct ClientMessageTests {
   static let messages: [ClientMessage] = [
     .hello(version: 1, name: "hark \"quoted\"\nname"),
     .request(1, .setCategory(.playback, mode: .default, options: [.mixWithOthers, .duckOthers])),
@@ -125,7 +125,7 @@ private func decodeError(_ text: String) -> WireDecodeError? {
   }
 }
 
-@Suite struct ServerMessageTests {
+@Suite(.timeLimit(.minutes(2))) struct ServerMessageTests {
   static let report = StatusReport(
     version: 1, serverPid: 42, silent: true, route: .speakers,
     routes: [.speakers, Route(name: "Headphones", kind: .headphones)],

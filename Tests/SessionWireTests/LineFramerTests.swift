@@ -2,7 +2,7 @@ import Testing
 
 @testable import SessionWire
 
-@Suite struct LineFramerTests {
+@Suite(.timeLimit(.minutes(2))) struct LineFramerTests {
   @Test func splitsLinesAcrossReads() throws {
     var f = LineFramer(limit: 100)
     f.append(Array("ab".utf8))

@@ -2,7 +2,7 @@ import Testing
 
 @testable import Settings
 
-@Suite struct SettingsTests {
+@Suite(.timeLimit(.minutes(2))) struct SettingsTests {
   @Test func anEmptyFileGivesTheDefaults() {
     let (settings, problems) = Settings.parse("")
     #expect(settings == Settings())

@@ -5,7 +5,7 @@ import Testing
 @testable import SoundServer
 
 /// What the sound server's reports mean, over recorded sequences like those PulseAudio sends.
-@Suite struct PulseModelTests {
+@Suite(.timeLimit(.minutes(2))) struct PulseModelTests {
   let builtin: [String: String] = ["device.bus": "pci", "device.form_factor": "internal"]
   let bluetooth: [String: String] = ["device.bus": "bluetooth", "device.form_factor": "headset"]
   let headset = Route(name: "WH-1000XM4", kind: .bluetooth)
@@ -227,7 +227,7 @@ import Testing
 
 /// The watcher itself, with no sound server to watch: it waits for one quietly and closes
 /// cleanly, also twice (a server that lost the race to serve closes it, then deinit does).
-@Suite struct PulseWatcherTests {
+@Suite(.timeLimit(.minutes(2))) struct PulseWatcherTests {
   @Test(arguments: [nil, "unix:/nonexistent/native"])
   func closingTwiceWithNoSoundServerIsHarmless(server: String?) async throws {
     let reports = Reports()

@@ -5,7 +5,7 @@ import Testing
 
 /// man/hark.1's KEYS section names every action and its default keys, so that rebinding can
 /// be done from the man page alone.
-@Suite struct DocumentationTests {
+@Suite(.timeLimit(.minutes(2))) struct DocumentationTests {
   private func manPage() -> String? {
     var root = "\(#filePath)"
     for _ in 0..<3 { root = String(root[..<(root.lastIndex(of: "/") ?? root.startIndex)]) }

@@ -5,7 +5,7 @@ import Testing
 @testable import TerminalUI
 
 /// What keys do, through the live bindings, without a terminal.
-@Suite struct InterfaceStateTests {
+@Suite(.timeLimit(.minutes(2))) struct InterfaceStateTests {
   static let folder = "/music/Album"
   static let rows: [LibraryEntry] = [
     LibraryEntry(kind: .parent, name: "..", path: "/music"),

@@ -2,7 +2,7 @@ import Testing
 
 @testable import TerminalUI
 
-@Suite struct KeyNameTests {
+@Suite(.timeLimit(.minutes(2))) struct KeyNameTests {
   @Test func namesParse() throws {
     #expect(try Key(parsing: "space") == .char(" "))
     #expect(try Key(parsing: "n") == .char("n"))
@@ -66,7 +66,7 @@ import Testing
   }
 }
 
-@Suite struct KeyBindingTests {
+@Suite(.timeLimit(.minutes(2))) struct KeyBindingTests {
   @Test func everyDefaultKeyParses() throws {
     for action in UIAction.allCases {
       for name in action.defaultKeys {

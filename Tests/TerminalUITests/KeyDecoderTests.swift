@@ -4,7 +4,7 @@ import Testing
 
 /// Byte sequences as terminals send them (xterm, the Linux console, kitty's protocol as its
 /// documentation gives them), decoded whole and split across reads at every point.
-@Suite struct KeyDecoderTests {
+@Suite(.timeLimit(.minutes(2))) struct KeyDecoderTests {
   private func decode(_ bytes: [UInt8]) -> [InputEvent] {
     var d = KeyDecoder()
     return d.feed(bytes)

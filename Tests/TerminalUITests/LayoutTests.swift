@@ -4,7 +4,7 @@ import Testing
 
 @testable import TerminalUI
 
-@Suite struct TextWidthTests {
+@Suite(.timeLimit(.minutes(2))) struct TextWidthTests {
   @Test func widthsFollowWcwidth() {
     #expect(TextWidth.of("abc") == 3)
     #expect(TextWidth.of("中文") == 4)
@@ -44,7 +44,7 @@ import Testing
   }
 }
 
-@Suite struct FormatTests {
+@Suite(.timeLimit(.minutes(2))) struct FormatTests {
   @Test func times() {
     #expect(Format.time(0) == "0:00")
     #expect(Format.time(5.9) == "0:05")
@@ -92,7 +92,7 @@ import Testing
   }
 }
 
-@Suite struct ListPositionTests {
+@Suite(.timeLimit(.minutes(2))) struct ListPositionTests {
   @Test func theSelectionStaysOnScreen() {
     var p = ListPosition()
     p.move(by: 15, count: 30, height: 10)

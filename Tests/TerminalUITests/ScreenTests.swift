@@ -5,7 +5,7 @@ import Testing
 @testable import TerminalUI
 
 /// The screen drawn into a grid of characters, at the sizes the issue names.
-@Suite struct ScreenTests {
+@Suite(.timeLimit(.minutes(2))) struct ScreenTests {
   private func state(rows: Int, columns: Int) -> InterfaceState {
     var s = InterfaceState(
       folder: "/music/Album", layout: Layout(rows: rows, columns: columns),

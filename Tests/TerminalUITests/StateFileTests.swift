@@ -4,7 +4,7 @@ import Testing
 
 @testable import TerminalUI
 
-@Suite struct StateFileTests {
+@Suite(.timeLimit(.minutes(2))) struct StateFileTests {
   private func temporaryFolder() -> String {
     var template = Array("/tmp/hark-state-test.XXXXXX".utf8CString)
     let made = template.withUnsafeMutableBufferPointer {
