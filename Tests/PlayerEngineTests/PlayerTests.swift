@@ -96,7 +96,10 @@ import Testing
     rig.session.refuse(.callInProgress)
     #expect(await rig.player.send(.play) == .success)
     let s = rig.player.snapshot
-    #expect(s.state != .playing)
+    // Where it was: stopped at the queue's first entry, not paused, not playing.
+    #expect(s.state == .stopped)
+    #expect(s.pausedBy == nil)
+    #expect(s.current == s.queue.first)
     #expect(s.problem == "Cannot play — a call is in progress")
     #expect(rig.devices.opened.allSatisfy { $0.framesWritten == 0 })
     rig.session.refuse(nil)
@@ -135,11 +138,16 @@ import Testing
     let rig = PlayerRig()
     defer { rig.stop() }
     try await rig.playing(atLeast: 0.2)
+    let before = rig.player.snapshot
     rig.player.deliver(.routeChange(plug))
     rig.player.deliver(
       .routeChange(RouteChange(reason: .override, previous: headphones, current: .speakers)))
     await rig.player.perform(.selectDevice("usb"))
     let s = rig.player.snapshot
+    // On from where it was: the same track, not back to its start, not jumped ahead.
+    #expect(s.current == before.current)
+    #expect(s.position >= before.position - 0.05, "from \(before.position) back to \(s.position)")
+    #expect(s.position < before.position + 1, "from \(before.position) on to \(s.position)")
     #expect(s.state == .playing)
     #expect(s.pausedBy == nil)
     #expect(s.deviceName == "usb")
