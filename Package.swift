@@ -94,9 +94,13 @@ let package = Package(
       name: "SessionServerTests",
       dependencies: ["SessionServer", "SessionWire", "SessionCore"]),
     .testTarget(name: "JackRoutesTests", dependencies: ["JackRoutes", "SessionCore"]),
-    // Bounded mutation fuzzing of hark's own parsers; seeds and regressions in Corpus/.
+    // Bounded mutation fuzzing of hark's own parsers and of the decoder (libsndfile); seeds
+    // and regressions in Corpus/.
     .testTarget(
-      name: "FuzzTests", dependencies: ["SessionWire", "Settings", "PlayerEngine", "TerminalUI"],
+      name: "FuzzTests",
+      dependencies: [
+        "SessionWire", "Settings", "PlayerEngine", "TerminalUI", "AudioCore", "SndFileDecoder",
+      ],
       exclude: ["Corpus"]),
     // Prints what JackWatcher reports, a line per event: the fake-card tests run it in a process
     // of its own (fresh HOME and ALSA configuration); people run it to see what hark sees.

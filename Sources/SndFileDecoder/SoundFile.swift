@@ -5,7 +5,8 @@ import Glibc
 /// A sound file opened with libsndfile: WAV, AIFF, FLAC, Ogg Vorbis, Opus, MP3 and the rest of
 /// what the machine's libsndfile reads. Owns its SNDFILE handle and closes it in `deinit`.
 public final class SoundFile: AudioDecoder {
-  private let handle: OpaquePointer
+  /// Replaced only by `reopen` (an Opus seek), on the decode thread.
+  private var handle: OpaquePointer
   public let path: String
   public let format: PCMFormat
   public let frameCount: Int?
@@ -16,6 +17,12 @@ public final class SoundFile: AudioDecoder {
   /// A WAV or AIFF whose header promises more data than the file holds (libsndfile trims the
   /// length to what is there and notes it in its log).
   private let headerPromisesMore: Bool
+  /// Opus in Ogg: seeks go back to the start and decode forward rather than through sf_seek,
+  /// whose Opus code loops for ever on some damaged streams (libsndfile 1.2.0 and its master:
+  /// ogg_opus_null_read's step can be 0 or less while samples are still buffered; found by the
+  /// decoder fuzzer, regressions in Tests/FuzzTests/Corpus/decoders/regressions). Decoding from
+  /// the start costs time on a long file (a minute of Opus decodes in well under a second).
+  private let seeksByDecoding: Bool
 
   /// Opens `path` (sf_open). Throws with plain words when it is missing, empty, unreadable or
   /// not audio libsndfile knows.
@@ -36,14 +43,37 @@ public final class SoundFile: AudioDecoder {
       throw DecodeError(path: path, reason: "it is \(kind), not a sound file")
     }
     var info = SF_INFO()
-    guard let h = sf_open(path, Int32(SFM_READ), &info) else {
+    guard let first = sf_open(path, Int32(SFM_READ), &info) else {
       let detail = String(cString: sf_strerror(nil))
       throw DecodeError(path: path, reason: Self.whyNotOpened(path, detail), detail: detail)
     }
     guard info.channels > 0, info.samplerate > 0 else {
-      sf_close(h)
+      sf_close(first)
       throw DecodeError(path: path, reason: "the file declares no channels or no sample rate")
     }
+    // Ogg Vorbis whose setup header is broken still opens, decodes nothing, and the first
+    // seek that skips packets crashes inside libvorbis (vorbis_synthesis_trackonly on a decoder
+    // never set up, which libsndfile does not check; libsndfile 1.2.0 and its master). A first
+    // read says whether it decodes at all; the file is then opened afresh, so that nothing
+    // seeks in it first.
+    let container = info.format & Int32(SF_FORMAT_TYPEMASK)
+    let codec = info.format & Int32(SF_FORMAT_SUBMASK)
+    var h = first
+    if container == Int32(SF_FORMAT_OGG) {
+      var probe = [Float](repeating: 0, count: 64 * Int(info.channels))
+      let got = sf_readf_float(h, &probe, 64)
+      sf_close(h)
+      guard got > 0 else {
+        throw DecodeError(path: path, reason: "no sound in it (empty, or cut short)")
+      }
+      var again = SF_INFO()
+      guard let reopened = sf_open(path, Int32(SFM_READ), &again) else {
+        let detail = String(cString: sf_strerror(nil))
+        throw DecodeError(path: path, reason: Self.whyNotOpened(path, detail), detail: detail)
+      }
+      h = reopened
+    }
+    seeksByDecoding = container == Int32(SF_FORMAT_OGG) && codec == Int32(SF_FORMAT_OPUS)
     handle = h
     self.path = path
     format = PCMFormat(sampleRate: Int(info.samplerate), channels: Int(info.channels))
@@ -113,11 +143,43 @@ public final class SoundFile: AudioDecoder {
   }
 
   public func seek(toFrame frame: Int) throws(DecodeError) {
-    framesRead = frame
-    guard sf_seek(handle, sf_count_t(frame), SEEK_SET) >= 0 else {
+    let reached =
+      seeksByDecoding ? try decode(toFrame: frame) : sf_seek(handle, sf_count_t(frame), SEEK_SET)
+    guard reached >= 0 else {
       throw DecodeError(
         path: path, reason: "cannot seek in it", detail: String(cString: sf_strerror(handle)))
     }
+    framesRead = Int(reached)
+    // sf_seek says where it went, which in a damaged Ogg stream can be short of the frame asked
+    // for without an error (the end of what decodes, where the header claimed more; the start
+    // of a stream that decodes to nothing). Played on from there, the position shown would not
+    // be the one heard, and reads would run past the length the file claims.
+    guard reached == frame else {
+      throw DecodeError(
+        path: path, reason: "cannot seek in it",
+        detail: "asked for frame \(frame), libsndfile went to \(reached)")
+    }
+  }
+
+  /// Opus: opens the file afresh and decodes up to `frame` (see `seeksByDecoding`); where it
+  /// got to (short of `frame` at the end of what decodes).
+  private func decode(toFrame frame: Int) throws(DecodeError) -> sf_count_t {
+    var info = SF_INFO()
+    guard let fresh = sf_open(path, Int32(SFM_READ), &info) else {
+      throw DecodeError(
+        path: path, reason: "cannot seek in it", detail: String(cString: sf_strerror(nil)))
+    }
+    sf_close(handle)
+    handle = fresh
+    let channels = format.channels
+    var scratch = [Float](repeating: 0, count: 4_096 * channels)
+    var at = 0
+    while at < frame {
+      let n = sf_readf_float(handle, &scratch, sf_count_t(min(4_096, frame - at)))
+      if n <= 0 { break }
+      at += Int(n)
+    }
+    return sf_count_t(at)
   }
 
   /// The user's words for a file libsndfile refused.
