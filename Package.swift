@@ -94,6 +94,8 @@ let package = Package(
       name: "SessionServerTests",
       dependencies: ["SessionServer", "SessionWire", "SessionCore"]),
     .testTarget(name: "JackRoutesTests", dependencies: ["JackRoutes", "SessionCore"]),
+    .testTarget(
+      name: "SndFileDecoderTests", dependencies: ["SndFileDecoder", "AudioCore", "CSndFile"]),
     // Bounded mutation fuzzing of hark's own parsers and of the decoder (libsndfile); seeds
     // and regressions in Corpus/.
     .testTarget(
