@@ -4,7 +4,8 @@
 #  - music B takes over: A is interrupted, the game keeps playing (it mixes);
 #  - a call interrupts B and the game (G11); on hang-up both get ended with shouldResume (G13)
 #    and resume (G14, G15); A, still taken over by B, is not resumed by the call;
-#  - B exits without notify: A's interruption ends without shouldResume and A stays paused.
+#  - B exits without notify: A's interruption ends without shouldResume and A stays paused;
+#  - a second call dies mid-call: the game, which has no playback controls, resumes anyway (G15).
 source "$(dirname "$0")/lib.sh"
 
 start musicA hark simulate music --seconds 30
@@ -56,6 +57,20 @@ pass "G13: music B's takeover ended music A's interruption without shouldResume;
 # The order of what music A printed is the rule itself: began, then ended without resume.
 grep -n "interruption" "$E2E_DIR/musicA.log" | head -2 | tr '\n' ' ' | grep -q "began.*should not resume" \
   || fail "music A's events are out of order: $(cat "$E2E_DIR/musicA.log")"
+# G15: an app without playback controls (the game) resumes after every interruption, with or
+# without shouldResume: a second call killed mid-call ends its interruption without it (the
+# interrupter exited), and the game plays again all the same.
+start call2 hark call --ring 0.3 --talk 30
+expect_log game "interruption began: call from 'call'" 5
+wait_until 5 "the game interrupted a second time" '[ "$(grep -c "interruption began" "$E2E_DIR/game.log")" -ge 2 ]'
+kill -KILL "$PID_call2"
+wait_until 5 "the game's second interruption ended" '[ "$(grep -c "interruption ended" "$E2E_DIR/game.log")" -ge 2 ]'
+grep "interruption ended" "$E2E_DIR/game.log" | tail -1 | grep -q "should not resume" \
+  || fail "the killed call's interruption ended with shouldResume: $(tail -3 "$E2E_DIR/game.log")"
+wait_until 5 "the game resumed without shouldResume" '[ "$(grep -c "^game: resumed" "$E2E_DIR/game.log")" -ge 2 ]'
+expect_field game active true
+pass "G15: the game resumed after a call that died mid-call (ended without shouldResume)"
+
 kill -INT "$PID_game" "$PID_musicA"
 wait "$PID_game" || fail "the game did not exit cleanly on Ctrl-C"
 wait "$PID_musicA" || fail "music A did not exit cleanly on Ctrl-C"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# G3: the volume commands change the system volume of the output hark plays on (here the
+# G3, G20: the volume commands change the system volume of the output hark plays on (here the
 # PulseAudio sink behind ALSA's pulse device, through its ALSA mixer), never a private gain;
 # an output without a volume control has them disabled, and its name stands where the volume
 # would be.
@@ -26,12 +26,12 @@ check "abs($drop - $expected) < 1" || fail "the level moved $drop dB, the sink's
 wait_until 3 "the published volume" 'check "abs($(playback volume) - 40) <= 2"'
 [ "$(playback output)" = pulse ] || fail "the published output is '$(playback output)'"
 hark status | grep -q "on 'pulse' at 4[0-2]%" || fail "hark status does not show the volume: $(hark status)"
-pass "G3: 'hark ctl volume -20' took the sink from 60% to $(sink_volume)%: $drop dB, all of it the sink's"
+pass "G3/G20: 'hark ctl volume -20' took the sink from 60% to $(sink_volume)%: $drop dB, all of it the sink's"
 hark ctl mute || fail "'hark ctl mute' failed"
 wait_until 3 "the sink muted" 'test "$(sink_muted)" = yes'
 hark ctl mute
 wait_until 3 "the sink unmuted" 'test "$(sink_muted)" = no'
-pass "G3: 'hark ctl mute' mutes and unmutes the sink"
+pass "G3/G20: 'hark ctl mute' mutes and unmutes the sink"
 kill -TERM "$PID_player"; wait "$PID_player" || true
 
 # A paced device with no mixer of its own: ALSA's plug onto pulse under another name.
