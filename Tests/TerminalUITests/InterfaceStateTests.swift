@@ -36,7 +36,10 @@ import Testing
     return out
   }
 
-  @Test func transportKeysSendRemoteCommands() throws {
+  /// The interface's keys are one more source of remote commands (G17), each key its own
+  /// command (G19): they go through the same path as MPRIS and `hark ctl`, never to the
+  /// engine directly.
+  @Test func G17_G19_transportKeysSendRemoteCommands() throws {
     var s = makeState()
     #expect(try press(&s, "space") == [.send(.togglePlayPause, label: "play/pause")])
     #expect(try press(&s, "n") == [.send(.nextTrack, label: "next")])
@@ -50,7 +53,7 @@ import Testing
 
   /// The terminal's media keys send the same remote commands as every other source (G17),
   /// each its own command: never remapped to another (G19).
-  @Test func mediaKeysSendTheirOwnCommands() {
+  @Test func G17_G19_mediaKeysSendTheirOwnCommands() {
     var s = makeState()
     let expected: [(MediaKey, RemoteCommand?)] = [
       (.play, .play), (.pause, .pause), (.playPause, .togglePlayPause), (.stop, .stop),
@@ -155,7 +158,8 @@ import Testing
     #expect(s.libraryRows.map(\.name) == ["01 Morning.flac"])
   }
 
-  @Test func theRoutePickerSelectsADevice() throws {
+  /// G6: the user picks the output in the interface's route picker.
+  @Test func G6_theRoutePickerSelectsADevice() throws {
     var s = makeState()
     #expect(try press(&s, "o") == [.listOutputs])
     s.showOutputs([
@@ -229,7 +233,9 @@ import Testing
     #expect(Screen.status(s, now: 1)?.0 == "Quieter — another app is speaking")
   }
 
-  @Test func refusedCommandsAreSaid() {
+  /// G19: a command the player has disabled right now is said to be impossible, not mapped to
+  /// something else.
+  @Test func G19_refusedCommandsAreSaid() {
     var s = makeState()
     s.commandAnswered("next", .commandDisabled, now: 0)
     #expect(s.message?.text == "'next' is not possible right now")
