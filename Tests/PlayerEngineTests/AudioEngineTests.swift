@@ -630,15 +630,18 @@ import Testing
     // a's frames go at once; the format change drains the old output, which hangs.
     let output = try #require(
       await rig.eventually { rig.output()?.isStalledInDrain == true } ? rig.output() : nil)
+    // On a thread of its own: blocked for seconds, it must not hold one of the two threads of
+    // Swift's cooperative pool that the other tests share.
     let engine = rig.engine
-    let pause = Task.detached { engine.pause() }
+    let pause = TestThread { engine.pause() }
     try #require(
       await rig.eventually(.seconds(10)) {
         rig.events.contains { if case .fault = $0 { true } else { false } }
       }, "no fault reported: \(rig.events)")
     #expect(output.isStalledInDrain, "the pause did not wait for the render thread")
     output.endDrainStall()
-    await pause.value
+    try #require(await rig.eventually { pause.isFinished }, "the pause did not return")
+    pause.join()
     #expect(rig.engine.snapshot().state == .paused)
   }
 
