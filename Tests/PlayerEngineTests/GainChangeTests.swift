@@ -60,17 +60,27 @@ import Testing
     let writtenBefore = output.framesWritten
     rig.engine.setDucked(true)
     let writtenAfter = output.framesWritten
-    // Long enough for the ramp and then some at 0.1, whenever this task runs again.
+    // Waits for what it will read: the frames written reach 0.1 (the ramp done), then a good
+    // deal more at 0.1; then, lifted, back at 1 and more than the device holds at 1.
     let ramp = cd.frames(in: 0.04)
     try #require(
-      await rig.eventually { output.framesWritten >= writtenAfter + 2 * chunk + ramp + 4_410 })
+      await rig.eventually(.seconds(20)) {
+        lastWrittenGain(output).map { abs($0 - 0.1) < 1e-4 } == true
+      },
+      "the duck never reached the frames written: \(output.calls), last gain \(String(describing: lastWrittenGain(output)))"
+    )
+    let duckedAt = output.framesWritten
+    try #require(await rig.eventually(.seconds(20)) { output.framesWritten >= duckedAt + 4_410 })
     rig.engine.setDucked(false)
     let liftedAfter = output.framesWritten
-    // Enough heard at full level once the pause drops what the device holds.
     try #require(
-      await rig.eventually {
-        output.framesWritten >= liftedAfter + held + 2 * chunk + ramp + 4_410
-      })
+      await rig.eventually(.seconds(20)) {
+        lastWrittenGain(output).map { abs($0 - 1) < 1e-6 } == true
+      },
+      "the lift never reached the frames written")
+    let liftedAt = output.framesWritten
+    try #require(
+      await rig.eventually(.seconds(20)) { output.framesWritten >= liftedAt + held + 4_410 })
     rig.engine.pause()
 
     let heard = heardSamples(output).count / 2
@@ -78,6 +88,7 @@ import Testing
     let duckStart = try #require(gains.firstIndex { $0 < 1 - 1e-6 })
     #expect(duckStart >= writtenBefore - chunk)
     #expect(duckStart <= writtenAfter + 2 * chunk)
+    #expect(liftedAfter <= liftedAt)
     #expect(gains.min().map { abs($0 - 0.1) < 1e-4 } == true, "the duck never reached 0.1")
     #expect(abs(gains[heard - 1] - 1) < 1e-6, "the duck was not lifted")
     #expect(output.discardCount == 1, "the stream was restarted before the pause: \(output.calls)")
@@ -172,6 +183,16 @@ import Testing
   }
 
   // MARK: Reading what was heard
+
+  /// The gain of the last frame written to a fake that takes nothing back and has discarded
+  /// nothing yet (so frame n of the recording is counter frame n); nil before frame 1.
+  private func lastWrittenGain(_ output: FakeOutput) -> Float? {
+    let written = output.framesWritten
+    guard written >= 2 else { return nil }
+    let sample = output.recordedSamples(fromFrame: written - 1)
+    guard let first = sample.first else { return nil }
+    return first / ToneDecoder.counterValue(frame: written - 1, channel: 0)
+  }
 
   /// The samples heard: those recorded, less what `discard()` threw away before it was heard
   /// (a rewind already took its frames out of the recording).
