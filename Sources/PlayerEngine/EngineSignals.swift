@@ -11,8 +11,9 @@ final class EngineSignals: Sendable {
 
   /// Control → render: play (true) or park (false). Written by `startRender`/`parkRender`.
   let renderWantsToPlay = Atomic<Bool>(false)
-  /// Render → control, decode: the render thread is playing (false once parked). Control waits
-  /// for false before the decode thread may touch the ring's read side or the `output`.
+  /// Render → control, decode: the render thread is playing (false once it stops: parked, at a
+  /// format boundary, at the end, or with its device lost). Snapshots read it to move the
+  /// position on; parking waits for `renderAtRest`, not for this.
   let renderIsPlaying = Atomic<Bool>(false)
   /// Render → control: the render thread is parked: asked not to play, it waits, and it will
   /// not look at the `output` before it is asked to play again. Set before it waits, cleared when

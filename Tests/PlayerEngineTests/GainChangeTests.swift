@@ -71,6 +71,7 @@ import Testing
     )
     let duckedAt = output.framesWritten
     try #require(await rig.eventually(.seconds(20)) { output.framesWritten >= duckedAt + 4_410 })
+    let liftedBefore = output.framesWritten
     rig.engine.setDucked(false)
     let liftedAfter = output.framesWritten
     try #require(
@@ -88,7 +89,12 @@ import Testing
     let duckStart = try #require(gains.firstIndex { $0 < 1 - 1e-6 })
     #expect(duckStart >= writtenBefore - chunk)
     #expect(duckStart <= writtenAfter + 2 * chunk)
-    #expect(liftedAfter <= liftedAt)
+    // The lift, too, begins with the next frames written after it was asked for.
+    let settled = duckStart + ramp
+    let liftStart = try #require((settled..<heard).first { gains[$0] > 0.1 + 1e-4 })
+    #expect(
+      liftStart >= liftedBefore, "lifted at \(liftStart), before it was asked (\(liftedBefore))")
+    #expect(liftStart <= liftedAfter + 2 * chunk, "lifted at \(liftStart), asked at \(liftedAfter)")
     #expect(gains.min().map { abs($0 - 0.1) < 1e-4 } == true, "the duck never reached 0.1")
     #expect(abs(gains[heard - 1] - 1) < 1e-6, "the duck was not lifted")
     #expect(output.discardCount == 1, "the stream was restarted before the pause: \(output.calls)")
