@@ -111,3 +111,15 @@ public enum CommandStatus: String, Sendable, Hashable, Codable {
   /// The app tried and failed.
   case commandFailed
 }
+
+/// Where files handed to a running player go in its queue (`hark play`, `hark add`): like
+/// `cmus-remote` and `mocp -a`, one player per user takes what the user names from any terminal.
+public enum QueuePlacement: String, Sendable, Hashable, Codable, CaseIterable {
+  /// Right after the track playing, and played at once; the rest of the queue stays.
+  case now
+  /// After the track playing and after what was handed over as `next` before it (in the order
+  /// handed), so that several "play next"s play in the order they were asked for.
+  case next
+  /// At the end of the queue.
+  case end
+}

@@ -71,10 +71,16 @@ public enum WireCodec {
           e.name = route.name
           e.kind = route.kind.rawValue
         }
-      case .command(let command):
+      case .command(let command, let app):
         e.type = "command"
         e.kind = command.kind.rawValue
         e.argument = command.argument
+        e.app = app
+      case .acceptFiles: e.type = "acceptFiles"
+      case .handOver(let paths, let placement):
+        e.type = "handOver"
+        e.paths = paths
+        e.placement = placement.rawValue
       case .stopServer: e.type = "stopServer"
       case .outputLost(let route):
         e.type = "outputLost"
@@ -124,7 +130,7 @@ public enum WireCodec {
 
     let known = [
       "setCategory", "setActive", "publish", "otherAudioPlaying", "status", "setSilent", "route",
-      "command", "stopServer", "outputLost",
+      "command", "stopServer", "outputLost", "acceptFiles", "handOver",
     ]
     guard known.contains(e.type) else {
       throw fail("unknown message type '\(e.type)'", code: "unknownMessage")
@@ -181,7 +187,11 @@ public enum WireCodec {
       guard let command = RemoteCommand(kind: kind, argument: e.argument) else {
         throw fail("'\(kind.rawValue)' needs a finite, non-negative 'argument'")
       }
-      request = .command(command)
+      request = .command(command, app: e.app)
+    case "acceptFiles": request = .acceptFiles
+    case "handOver":
+      request = .handOver(
+        paths: try need(e.paths, "paths"), placement: try parse(e.placement, "placement"))
     case "stopServer": request = .stopServer
     case "outputLost":
       request = .outputLost(Route(name: try need(e.name, "name"), kind: try parse(e.kind, "kind")))
@@ -227,6 +237,11 @@ public enum WireCodec {
       e.command = id
       e.kind = command.kind.rawValue
       e.argument = command.argument
+    case .handOver(let id, let paths, let placement):
+      e.type = "handOver"
+      e.command = id
+      e.paths = paths
+      e.placement = placement.rawValue
     case .event(let event):
       e.type = "event"
       switch event {
@@ -312,6 +327,10 @@ public enum WireCodec {
         throw fail("command '\(kind.rawValue)' lacks its argument")
       }
       return .command(try need(e.command, "command"), command)
+    case "handOver":
+      return .handOver(
+        try need(e.command, "command"), paths: try need(e.paths, "paths"),
+        placement: try parse(e.placement, "placement"))
     case "event":
       let event: SessionEvent
       switch try need(e.event, "event") {
@@ -393,6 +412,9 @@ private struct ClientEnvelope: Codable {
   var argument: Double?
   var command: Int?
   var status: String?
+  var app: String?
+  var paths: [String]?
+  var placement: String?
 }
 
 /// Every field any server message may carry; `type` says which apply.
@@ -422,4 +444,6 @@ private struct ServerEnvelope: Codable {
   var ducked: Bool?
   var mutesThisSession: Bool?
   var isNowPlaying: Bool?
+  var paths: [String]?
+  var placement: String?
 }

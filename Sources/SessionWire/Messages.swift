@@ -27,8 +27,16 @@ public enum ClientRequest: Sendable, Hashable {
   case status
   case setSilent(Bool)
   case route(RouteAction)
-  /// Send a remote command to the now-playing app (`hark ctl`).
-  case command(RemoteCommand)
+  /// Send a remote command to the now-playing app (`hark ctl`), or, when `app` names one (a
+  /// name or a pid), to the newest session of that app, now-playing or not: the user asked
+  /// for it by name. A disabled command is refused either way (G19).
+  case command(RemoteCommand, app: String? = nil)
+  /// This session is a hark player: files other hark processes hand over (`handOver`) come to
+  /// it. Sent once after `hello`.
+  case acceptFiles
+  /// Hand files to the newest session that accepts them, to be queued at `placement`; fails
+  /// with `noPlayer` when there is none. Paths are absolute (the player runs elsewhere).
+  case handOver(paths: [String], placement: QueuePlacement)
   case stopServer
   /// The client's own output went away under it (its ALSA device failed with ENODEV and kin):
   /// the server tells it, as it tells of every output that goes (G5).
@@ -73,6 +81,9 @@ public enum ServerMessage: Sendable, Hashable {
   case event(SessionEvent)
   /// A remote command for this app, which answers with `commandResult`.
   case command(CommandID, RemoteCommand)
+  /// Files another hark process handed over (the app accepted files); answered with
+  /// `commandResult`.
+  case handOver(CommandID, paths: [String], placement: QueuePlacement)
   /// A protocol error not tied to a request (a line that could not be read at all).
   case error(WireError)
 }

@@ -218,6 +218,110 @@ import Testing
     try await server.stop()
   }
 
+  /// One player per user (issue 13): files go to the newest connection that accepts them;
+  /// with none, `noPlayer`; an app that does not accept files never sees them.
+  @Test func filesGoToTheNewestPlayerThatAcceptsThem() async throws {
+    let server = TestServer()
+    defer { server.cleanUp() }
+    try await server.start()
+    let control = try await server.client("hark play")
+    let none = await serverError { _ = try await control.handOver(["/m/a.flac"], placement: .now) }
+    #expect(none?.code == "noPlayer")
+    #expect(none?.message == "no hark player is running")
+
+    var configuration = AudioSession.Configuration(
+      name: "hark", paths: server.paths, autospawn: false)
+    configuration.acceptsFiles = true
+    let older = try await AudioSession.connect(configuration)
+    let newer = try await AudioSession.connect(configuration)
+    let other = try await server.client("music")  // a session that takes no files
+    let received = Task { () -> (paths: [String], placement: QueuePlacement)? in
+      for await incoming in newer.files {
+        incoming.respond(.success)
+        return (incoming.paths, incoming.placement)
+      }
+      return nil
+    }
+    #expect(try await control.handOver(["/m/a.flac", "/m/b.flac"], placement: .next) == .success)
+    let got = await received.value
+    #expect(got?.paths == ["/m/a.flac", "/m/b.flac"])
+    #expect(got?.placement == .next)
+
+    // The newest goes: the older one gets the next hand-over, answered as it chooses.
+    try await newer.setCategory(.playback)  // listed in the status, so its leaving can be seen
+    let gone = newer.welcome.session
+    newer.close()
+    for _ in 0..<500
+    where try await control.status().sessions.contains(where: { $0.session == gone }) {
+      try await Task.sleep(for: .milliseconds(10))
+    }
+    let answered = Task { () -> [String]? in
+      for await incoming in older.files {
+        incoming.respond(.noSuchContent)
+        return incoming.paths
+      }
+      return nil
+    }
+    #expect(try await control.handOver([], placement: .end) == .noSuchContent)
+    #expect(await answered.value == [])
+    older.close()
+    other.close()
+    control.close()
+    try await server.stop()
+  }
+
+  /// More files than one 64 KB line holds go in several hand-overs, in order, the first
+  /// played now and the rest as what plays next after it.
+  @Test func aLongHandOverIsCutIntoLinesThatFitInOrder() throws {
+    let paths = (0..<3000).map {
+      "/music/a rather long folder name/album \($0 / 12)/track \($0).flac"
+    }
+    let runs = AudioSession.batches(paths, .now)
+    #expect(runs.count > 1)
+    #expect(Array(runs.joined()) == paths)
+    for run in runs {
+      let line = try WireCodec.encode(.request(1, .handOver(paths: run, placement: .next)))
+      #expect(line.count <= maximumMessageBytes)
+    }
+    #expect(AudioSession.batches([], .end) == [[]])
+  }
+
+  /// `hark ctl --player NAME` reaches that app even when another is the now-playing app, and
+  /// G19 holds for it as for the now-playing app.
+  @Test func G17_G19_aCommandToANamedAppReachesItAndKeepsG19() async throws {
+    let server = TestServer()
+    defer { server.cleanUp() }
+    try await server.start()
+    let hark = try await server.client("hark")
+    try await hark.setCategory(.playback)
+    try await hark.publish(PlaybackInfo(state: .paused, title: "Mine"), commands: [.play])
+    let music = try await server.client("music")
+    try await music.setCategory(.playback)
+    try await music.setActive(true)
+    try await music.publish(PlaybackInfo(state: .playing, title: "Theirs"), commands: [.pause])
+    let received = Task { () -> RemoteCommand? in
+      for await incoming in hark.commands {
+        incoming.respond(.success)
+        return incoming.command
+      }
+      return nil
+    }
+    let control = try await server.client("hark ctl")
+    #expect(try await control.send(.play, to: "hark") == .success)
+    #expect(await received.value == .play)
+    let disabled = await serverError { _ = try await control.send(.nextTrack, to: "hark") }
+    #expect(disabled?.code == "commandDisabled")
+    let byPid = await serverError { _ = try await control.send(.play, to: "999999") }
+    #expect(byPid?.message == "no session has pid 999999")
+    let nobody = await serverError { _ = try await control.send(.play, to: "nobody") }
+    #expect(nobody?.code == "noSuchApp")
+    #expect(nobody?.message == "no app named 'nobody' is connected")
+    hark.close()
+    music.close()
+    control.close()
+    try await server.stop()
+  }
+
   @Test func G3_G19_aVolumeCommandOnAnOutputWithoutAVolumeControlSaysSo() {
     let refusal = SessionServer.refusal(
       .volumeUp, by: "hark", playing: PlaybackInfo(state: .playing, output: "null", volume: nil))

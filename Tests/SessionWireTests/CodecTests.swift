@@ -51,6 +51,9 @@ private func decodeError(_ text: String) -> WireDecodeError? {
     .request(13, .command(.changePlaybackPosition(seconds: 42))),
     .request(14, .command(.nextTrack)),
     .request(15, .command(.volumeUp(percent: 5))),
+    .request(18, .command(.play, app: "hark")),
+    .request(19, .acceptFiles),
+    .request(20, .handOver(paths: ["/music/a b.flac", "/music/\u{1}odd"], placement: .next)),
     .request(16, .stopServer),
     .commandResult(17, .commandDisabled),
   ]
@@ -151,6 +154,7 @@ private func decodeError(_ text: String) -> WireDecodeError? {
     .error(WireError(code: "tooLarge", message: "too long")),
     .command(12, .skipBackward(seconds: 10)),
     .command(13, .togglePlayPause),
+    .handOver(14, paths: ["/music/é.flac"], placement: .now),
     .event(.interruption(.began(InterruptionCause(kind: .call, by: "call")))),
     .event(.interruption(.ended(shouldResume: true, reason: .interrupterDeactivated))),
     .event(.interruption(.ended(shouldResume: false, reason: .interrupterExited))),

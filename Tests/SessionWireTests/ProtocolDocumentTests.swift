@@ -53,6 +53,7 @@ import Testing
     case .reply(_, .success): return "reply"
     case .reply(_, .failure): return "reply with an error"
     case .command: return "command"
+    case .handOver: return "handOver"
     case .error: return "error"
     case .event(let e):
       switch e {
@@ -114,7 +115,7 @@ import Testing
         (try? WireCodec.decodeServer(Array($0.json.utf8))).map(Self.kind)
       })
     let sent = [
-      "welcome", "reply", "reply with an error", "command", "error",
+      "welcome", "reply", "reply with an error", "command", "handOver", "error",
       "event interruptionBegan", "event interruptionEnded", "event routeChange",
       "event silenceSecondaryAudioHint", "event ducking", "event silentMode", "event nowPlaying",
     ]

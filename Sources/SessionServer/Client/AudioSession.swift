@@ -50,6 +50,21 @@ public struct IncomingCommand: Sendable {
   }
 }
 
+/// Files another hark process handed to this player (`hark play`, `hark add`): answer with
+/// `respond(_:)` once they are queued.
+public struct IncomingFiles: Sendable {
+  /// Absolute paths: files, folders and playlists, as the user named them.
+  public let paths: [String]
+  public let placement: QueuePlacement
+  let id: CommandID
+  let session: AudioSession
+
+  /// Tells the sender how it went; unanswered, it fails after 10 s.
+  public func respond(_ status: CommandStatus) {
+    session.sendUnrequested(.commandResult(id, status))
+  }
+}
+
 /// A process's audio session: its category, whether it is active, and what it is told.
 ///
 /// Every hark process uses one. It connects to the per-user session server, starting it when
@@ -78,6 +93,8 @@ public final class AudioSession: Sendable {
     /// `.mediaServicesWereReset`, with the server's welcome. For players, whose first sound
     /// should not wait for a server's start-up; never for control commands.
     public var startWithoutWaiting = false
+    /// A hark player: files handed over by other hark processes come to it (`files`).
+    public var acceptsFiles = false
 
     public init(
       name: String, paths: SessionPaths? = nil, autospawn: Bool? = nil,
@@ -97,6 +114,7 @@ public final class AudioSession: Sendable {
     var category: (Category, SessionMode, CategoryOptions)?
     var active = false
     var published: (PlaybackInfo?, Set<RemoteCommandKind>)?
+    var acceptsFiles = false
   }
 
   private struct State {
@@ -115,18 +133,24 @@ public final class AudioSession: Sendable {
   private let state: Mutex<State>
   private let eventContinuation: AsyncStream<SessionEvent>.Continuation
   private let commandContinuation: AsyncStream<IncomingCommand>.Continuation
+  private let filesContinuation: AsyncStream<IncomingFiles>.Continuation
 
   /// Everything the server tells this session, in order. One consumer.
   public let events: AsyncStream<SessionEvent>
   /// Remote commands for this app, when it is the now-playing app. One consumer.
   public let commands: AsyncStream<IncomingCommand>
+  /// Files handed over to this player (with `acceptsFiles`). One consumer.
+  public let files: AsyncStream<IncomingFiles>
 
   private init(configuration: Configuration, paths: SessionPaths, connection: Connection) {
     self.configuration = configuration
     self.paths = paths
-    self.state = Mutex(State(fd: connection.fd, welcome: connection.welcome))
+    var s = State(fd: connection.fd, welcome: connection.welcome)
+    s.registration.acceptsFiles = configuration.acceptsFiles
+    self.state = Mutex(s)
     (events, eventContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     (commands, commandContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+    (files, filesContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
   }
 
   /// A session whose server is starting: nothing connected yet.
@@ -138,9 +162,11 @@ public final class AudioSession: Sendable {
       route: .speakers)
     var s = State(fd: -1, welcome: placeholder)
     s.starting = true
+    s.registration.acceptsFiles = configuration.acceptsFiles
     self.state = Mutex(s)
     (events, eventContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     (commands, commandContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+    (files, filesContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
   }
 
   /// Connects to the session server, starting it if none answers.
@@ -169,13 +195,14 @@ public final class AudioSession: Sendable {
         if session.reconnect(&framer) {
           session.readLoop(framer)
         } else {
-          session.eventContinuation.finish()
-          session.commandContinuation.finish()
+          session.finishStreams()
         }
       }
       return session
     }
     let session = AudioSession(configuration: configuration, paths: paths, connection: connection)
+    // Before anything else is asked: a `hark play` right after this one's start finds it.
+    if configuration.acceptsFiles { session.send(.acceptFiles) { _ in } }
     session.startReader(connection.framer)
     return session
   }
@@ -255,12 +282,56 @@ public final class AudioSession: Sendable {
     _ = try await request(.route(action))
   }
 
-  /// Sends a remote command to the now-playing app and returns its answer.
-  public func send(_ command: RemoteCommand) async throws(SessionClientError) -> CommandStatus {
-    guard case .commandStatus(let status) = try await request(.command(command)) else {
+  /// Sends a remote command to the now-playing app, or to the app named `app` (its name or
+  /// pid) when given, and returns its answer.
+  public func send(_ command: RemoteCommand, to app: String? = nil)
+    async throws(SessionClientError) -> CommandStatus
+  {
+    guard case .commandStatus(let status) = try await request(.command(command, app: app)) else {
       throw .protocolError("unexpected reply to 'command'")
     }
     return status
+  }
+
+  /// Hands files (absolute paths) to the running hark player, queued at `placement`; fails
+  /// with the server's `noPlayer` when none runs.
+  /// More files than one message holds (64 KB) go in several, in order: after the first,
+  /// `.now`'s go as `.next` (after the first's), `.end`'s at the end.
+  public func handOver(_ paths: [String], placement: QueuePlacement)
+    async throws(SessionClientError) -> CommandStatus
+  {
+    var answers: [CommandStatus] = []
+    var placement = placement
+    for batch in Self.batches(paths, placement) {
+      guard
+        case .commandStatus(let s) = try await request(
+          .handOver(paths: batch, placement: placement))
+      else { throw .protocolError("unexpected reply to 'handOver'") }
+      answers.append(s)
+      if placement == .now { placement = .next }
+    }
+    // Taken if any part was; else the first refusal other than "nothing in it".
+    if answers.contains(.success) { return .success }
+    return answers.first { $0 != .noSuchContent } ?? .noSuchContent
+  }
+
+  /// `paths` cut into runs whose `handOver` lines each fit in a message.
+  static func batches(_ paths: [String], _ placement: QueuePlacement) -> [[String]] {
+    let fits = { (batch: ArraySlice<String>) -> Bool in
+      let line = try? WireCodec.encode(
+        .request(Int.max, .handOver(paths: Array(batch), placement: placement)))
+      return (line?.count ?? .max) <= maximumMessageBytes
+    }
+    guard !paths.isEmpty else { return [[]] }  // asks whether a player runs
+    var runs: [[String]] = []
+    var rest = paths[...]
+    while !rest.isEmpty {
+      var n = rest.count
+      while n > 1 && !fits(rest.prefix(n)) { n /= 2 }
+      runs.append(Array(rest.prefix(n)))
+      rest = rest.dropFirst(n)
+    }
+    return runs
   }
 
   /// Reports that this client's own output went away; the server answers with a route change
@@ -314,7 +385,9 @@ public final class AudioSession: Sendable {
           granted = ReplyPayload.none
         case .otherAudioPlaying:
           granted = .otherAudioPlaying(false)
-        case .status, .setSilent, .route, .command, .stopServer, .outputLost:
+        case .acceptFiles:
+          granted = ReplyPayload.none  // in the registration already; sent on connecting
+        case .status, .setSilent, .route, .command, .stopServer, .outputLost, .handOver:
           return .disconnected
         }
         return nil
@@ -402,8 +475,7 @@ public final class AudioSession: Sendable {
       Glibc.close(fd)
       for completion in waiting.values { completion(.failure(closed ? .closed : .disconnected)) }
       if closed || !reconnect(&framer) {
-        eventContinuation.finish()
-        commandContinuation.finish()
+        finishStreams()
         return
       }
     }
@@ -422,6 +494,9 @@ public final class AudioSession: Sendable {
       eventContinuation.yield(event)
     case .command(let id, let command):
       commandContinuation.yield(IncomingCommand(command: command, id: id, session: self))
+    case .handOver(let id, let paths, let placement):
+      filesContinuation.yield(
+        IncomingFiles(paths: paths, placement: placement, id: id, session: self))
     case .welcome, .error:
       break
     }
@@ -455,7 +530,14 @@ public final class AudioSession: Sendable {
     }
   }
 
+  private func finishStreams() {
+    eventContinuation.finish()
+    commandContinuation.finish()
+    filesContinuation.finish()
+  }
+
   private func reregister(_ r: Registration) {
+    if r.acceptsFiles { send(.acceptFiles) { _ in } }
     if let (category, mode, options) = r.category {
       send(.setCategory(category, mode: mode, options: options)) { _ in }
     }
@@ -573,7 +655,7 @@ private struct Connection {
           return Connection(fd: fd, welcome: welcome, framer: framer)
         case .error(let e):
           throw SessionClientError.protocolError(e.message)
-        case .reply, .event, .command:
+        case .reply, .event, .command, .handOver:
           throw SessionClientError.protocolError("the server did not answer 'hello' with 'welcome'")
         }
       }

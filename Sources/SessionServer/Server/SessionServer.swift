@@ -60,6 +60,8 @@ public final class SessionServer {
     var session: SessionID
     var greeted = false
     var registered = false
+    /// A hark player: files handed over by `hark play` and `hark add` go to the newest of these.
+    var acceptsFiles = false
     var input = LineFramer()
     var output: [UInt8] = []
     var closing = false
@@ -73,6 +75,7 @@ public final class SessionServer {
     let request: RequestID
     let target: Int32  // fd
     let deadline: UInt64
+    let limit: Duration
   }
 
   private let configuration: Configuration
@@ -492,8 +495,13 @@ public final class SessionServer {
     case .route(let action):
       applyAndReply(.route(action), id: id, to: fd)
       saveRoutes()
-    case .command(let command):
-      forward(command, id: id, from: fd)
+    case .command(let command, let app):
+      forward(command, to: app, id: id, from: fd)
+    case .acceptFiles:
+      clients[fd]?.acceptsFiles = true
+      reply(id, .success(.none), to: fd)
+    case .handOver(let paths, let placement):
+      handOver(paths, placement, id: id, from: fd)
     case .outputLost(let route):
       register(fd)
       logger.info("\(client.name) (pid \(client.pid)) lost its output '\(route.name)'")
@@ -546,9 +554,23 @@ public final class SessionServer {
     return "'\(app)' does not take '\(kind.words)' right now"
   }
 
-  private func forward(_ command: RemoteCommand, id: RequestID, from fd: Int32) {
-    guard let target = policy.nowPlaying, let targetFD = sessionsToFD[target],
-      let record = policy.sessions[target]
+  /// To the now-playing app (G17, G18), or to the app the user named: the newest registered
+  /// session whose name is `app`, or whose pid it is. Either way a disabled command is refused
+  /// and the app is not disturbed (G19).
+  private func forward(_ command: RemoteCommand, to app: String?, id: RequestID, from fd: Int32) {
+    let target: SessionID?
+    if let app {
+      target = namedSession(app)
+      guard target != nil else {
+        let message =
+          Int32(app) != nil ? "no session has pid \(app)" : "no app named '\(app)' is connected"
+        reply(id, .failure(WireError(code: "noSuchApp", message: message)), to: fd)
+        return
+      }
+    } else {
+      target = policy.nowPlaying
+    }
+    guard let target, let targetFD = sessionsToFD[target], let record = policy.sessions[target]
     else {
       reply(
         id, .failure(WireError(code: "noNowPlayingApp", message: "no app is playing or paused")),
@@ -566,12 +588,46 @@ public final class SessionServer {
         to: fd)
       return
     }
+    send(.command(pend(id, from: fd, to: targetFD), command), to: targetFD)
+  }
+
+  /// The newest registered session of the app named `app` (its name, or its pid).
+  private func namedSession(_ app: String) -> SessionID? {
+    let pid = Int32(app)
+    return clients.values
+      .filter { $0.registered && ($0.name == app || $0.pid == pid) }
+      .max { $0.session < $1.session }?.session
+  }
+
+  /// Files for a hark player: to the newest connection that accepts them.
+  private func handOver(
+    _ paths: [String], _ placement: QueuePlacement, id: RequestID, from fd: Int32
+  ) {
+    guard let player = clients.values.filter(\.acceptsFiles).max(by: { $0.accepted < $1.accepted })
+    else {
+      reply(
+        id, .failure(WireError(code: "noPlayer", message: "no hark player is running")), to: fd)
+      return
+    }
+    logger.info(
+      "\(clients[fd]?.name ?? "client") hands \(paths.count) file(s) to \(player.name) (pid \(player.pid)), \(placement.rawValue)"
+    )
+    // Longer than a command's answer: the player reads the folders and playlists named.
+    let commandID = pend(id, from: fd, to: player.fd, within: .seconds(10))
+    send(.handOver(commandID, paths: paths, placement: placement), to: player.fd)
+  }
+
+  /// Numbers a message forwarded to `target` whose answer goes back to request `id` of `fd`.
+  private func pend(
+    _ id: RequestID, from fd: Int32, to target: Int32, within limit: Duration? = nil
+  ) -> CommandID {
     let commandID = nextCommand
     nextCommand += 1
     pending[commandID] = PendingCommand(
-      requester: fd, request: id, target: targetFD,
-      deadline: monotonicNanoseconds() + nanoseconds(configuration.commandTimeout))
-    send(.command(commandID, command), to: targetFD)
+      requester: fd, request: id, target: target,
+      deadline: monotonicNanoseconds() + nanoseconds(limit ?? configuration.commandTimeout),
+      limit: limit ?? configuration.commandTimeout)
+    return commandID
   }
 
   private func expireCommands(now: UInt64) {
@@ -583,7 +639,7 @@ public final class SessionServer {
         .failure(
           WireError(
             code: "commandFailed",
-            message: "'\(name)' did not answer in \(configuration.commandTimeout)")),
+            message: "'\(name)' did not answer in \(p.limit)")),
         to: p.requester)
     }
   }
