@@ -377,6 +377,39 @@ import Testing
     #expect(Array(rig.heard.prefix(2)) == ["a.wav", "c.wav"])
   }
 
+  /// One player per user (issue 13): files handed over from another terminal. "Now" plays the
+  /// first at once, after the track playing, and keeps the queue; "next" and "end" say where
+  /// they went and leave playback alone.
+  @Test func filesHandedOverPlayNowOrNextAndTheQueueStays() async throws {
+    let rig = PlayerRig(tracks: ["a.wav", "b.wav"])
+    defer { rig.stop() }
+    try await rig.playing(atLeast: 0.1)
+    await rig.player.perform(.insert(["c.wav"], at: .next))
+    #expect(rig.messages.last == "'c.wav' to play next")
+    await rig.player.perform(.insert(["a.wav", "b.wav"], at: .end))
+    #expect(rig.messages.last == "2 files added to the queue")
+    #expect(rig.player.snapshot.current?.path == "a.wav", "playback left alone")
+    #expect(
+      rig.player.snapshot.playOrder.map(\.path) == ["a.wav", "c.wav", "b.wav", "a.wav", "b.wav"])
+    await rig.player.perform(.insert(["b.wav"], at: .now))
+    try #require(await rig.until { _ in rig.heard.last == "b.wav" })
+    let s = rig.player.snapshot
+    #expect(s.state == .playing)
+    #expect(s.playOrder.map(\.path) == ["a.wav", "b.wav", "c.wav", "b.wav", "a.wav", "b.wav"])
+    #expect(s.current?.id == s.playOrder[1].id)
+  }
+
+  /// Handed over to a paused player, "now" plays: the user asked for it (as a play does).
+  @Test func filesHandedOverToPlayNowStartAPausedPlayer() async throws {
+    let rig = PlayerRig(tracks: ["a.wav"])
+    defer { rig.stop() }
+    try await rig.playing(atLeast: 0.1)
+    #expect(await rig.player.send(.pause) == .success)
+    await rig.player.perform(.insert(["c.wav"], at: .now))
+    try #require(await rig.until { $0.state == .playing && $0.current?.path == "c.wav" })
+    #expect(rig.session.activations.last == true)
+  }
+
   @Test func removingTheCurrentTrackWhilePlayingGoesOnWithTheNext() async throws {
     let rig = PlayerRig(tracks: ["a.wav", "b.wav"])
     defer { rig.stop() }

@@ -1,3 +1,5 @@
+import SessionCore
+
 /// What happens at the end of a track and of the queue.
 public enum RepeatMode: String, Sendable, Hashable, Codable, CaseIterable {
   /// Play to the end of the queue, then stop.
@@ -41,6 +43,9 @@ public struct PlayQueue: Sendable, Hashable {
   public private(set) var playOrder: [QueuedTrack] = []
   private var nextID = 0
   private var random: SplitMix64
+  /// Entries handed over to play next (`QueuePlacement.next`) and not yet reached: the next
+  /// ones go after them, so several play in the order they were asked for.
+  private var upNext: Set<Int> = []
 
   public init(seed: UInt64 = 0x5EED) {
     random = SplitMix64(seed: seed)
@@ -109,8 +114,12 @@ public struct PlayQueue: Sendable, Hashable {
     let at = after.flatMap(index(of:)).map { $0 + 1 } ?? entries.count
     entries.insert(contentsOf: added, at: at)
     if shuffle {
-      // New entries go at random places among those not yet played.
-      let playedUpTo = currentID.flatMap { playPosition[$0] } ?? -1
+      // New entries go at random places among those not yet played, after what was handed
+      // over to play next.
+      var playedUpTo = currentID.flatMap { playPosition[$0] } ?? -1
+      while playedUpTo >= 0, playedUpTo + 1 < order.count, upNext.contains(order[playedUpTo + 1]) {
+        playedUpTo += 1
+      }
       var shuffled = order
       for t in added {
         let slot = playedUpTo + 1 + Int(random.next() % UInt64(shuffled.count - playedUpTo))
@@ -120,6 +129,43 @@ public struct PlayQueue: Sendable, Hashable {
     } else {
       order = entries.map(\.id)
     }
+    reindex()
+    return added
+  }
+
+  /// Adds files handed over (`hark play`, `hark add`) at `placement`; returns the new entries.
+  /// `.now` and `.next` go right after the current entry in the order of play (shuffled or
+  /// not) and in the user's order, `.next` after what was handed over to play next before and
+  /// is still to come; with no current entry, or `.end`, at the end. Never reorders the rest.
+  @discardableResult
+  public mutating func insert(_ paths: [String], at placement: QueuePlacement) -> [QueuedTrack] {
+    guard placement != .end, let current = currentID, let currentAt = playPosition[current] else {
+      return add(paths)
+    }
+    let added = paths.map { path -> QueuedTrack in
+      defer { nextID += 1 }
+      return QueuedTrack(id: nextID, path: path)
+    }
+    // The anchor: the current entry, or (play next) the last of the run handed over to play
+    // next that follows it without a break.
+    var anchor = current
+    var playAt = currentAt + 1
+    upNext.remove(current)
+    if placement == .next {
+      while playAt < order.count, upNext.contains(order[playAt]) {
+        anchor = order[playAt]
+        playAt += 1
+      }
+      upNext.formUnion(added.map(\.id))
+    } else {
+      // Played now: the first becomes current, the rest of them are what plays next (a later
+      // "play next" goes after them); what was to play next before stays where it is.
+      upNext = Set(added.dropFirst().map(\.id))
+    }
+    order.insert(contentsOf: added.map(\.id), at: playAt)
+    let userAt = (userPosition[anchor] ?? entries.count - 1) + 1
+    entries.insert(contentsOf: added, at: userAt)
+    if !shuffle { order = entries.map(\.id) }
     reindex()
     return added
   }
@@ -149,6 +195,7 @@ public struct PlayQueue: Sendable, Hashable {
   public mutating func clear() {
     entries = []
     order = []
+    upNext = []
     reindex()
     currentID = nil
   }

@@ -53,6 +53,9 @@ public final class Player: @unchecked Sendable {
   public enum Action: Sendable, Equatable {
     /// Adds files at the end of the queue; `play` starts the first of them at once.
     case add([String], play: Bool)
+    /// Files handed over from another terminal (`hark play`, `hark add`), placed as asked;
+    /// `.now` plays the first of them at once (activating, as a user's play does).
+    case insert([String], at: QueuePlacement)
     case remove(entry: Int)
     case move(entry: Int, to: Int)
     case clear
@@ -371,6 +374,20 @@ public final class Player: @unchecked Sendable {
         return added
       }
       if play, let first = added.first { await start(first) }
+      replanIfNeeded()
+    case .insert(let paths, let placement):
+      let added = queue.withLock { q -> [QueuedTrack] in
+        let added = q.insert(paths, at: placement)
+        if q.currentID == nil { q.setCurrent(added.first?.id) }
+        return added
+      }
+      let files = added.count == 1 ? "'\(fileName(added[0].path))'" : "\(added.count) files"
+      switch placement {
+      case .now:
+        if let first = added.first { await start(first) }
+      case .next: say("\(files) to play next")
+      case .end: say("\(files) added to the queue")
+      }
       replanIfNeeded()
     case .remove(let id):
       let (wasCurrent, next) = queue.withLock { q in

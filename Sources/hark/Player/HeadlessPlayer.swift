@@ -34,7 +34,6 @@ final class HeadlessPlayer {
 
   func run() async -> Int32 {
     let player = self.player
-    let total = files.count
     let status = exitStatus
     let last = LastState()
     player.observe { snap, notices in
@@ -63,6 +62,8 @@ final class HeadlessPlayer {
         switch notice {
         case .nowPlaying(let track):
           let n = (snap.playOrder.firstIndex { $0.id == track.id } ?? 0) + 1
+          // Of the queue as it is now: files handed over from elsewhere count.
+          let total = snap.playOrder.count
           say("playing '\(snap.title ?? QueueLoader.title(fromPath: track.path))' (\(n)/\(total))")
         case .message(let line), .couldNotPlay(_, let line):
           say(line)

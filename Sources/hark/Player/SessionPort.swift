@@ -48,6 +48,19 @@ final class SessionPort: PlayerSession {
           incoming.respond(await player.send(incoming.command))
         }
       },
+      Task {
+        // Files from `hark play` and `hark add` in another terminal: the folders and playlists
+        // named are read here, off the player's loop; what cannot be read was said there.
+        for await incoming in session.files {
+          let files = QueueLoader.load(incoming.paths).files
+          guard !files.isEmpty else {
+            incoming.respond(.noSuchContent)
+            continue
+          }
+          await player.perform(.insert(files, at: incoming.placement))
+          incoming.respond(.success)
+        }
+      },
     ]
   }
 }
