@@ -14,7 +14,8 @@ struct Hark: AsyncParsableCommand {
       """,
     version: "0.1.0",
     subcommands: [
-      Open.self, Play.self, Ctl.self, Call.self, Simulate.self, RouteCommand.self, Silent.self,
+      Open.self, Play.self, Add.self, Ctl.self, Call.self, Simulate.self, RouteCommand.self,
+      Silent.self,
       Status.self, SessionServerCommand.self,
     ],
     // 'hark [--device DEV] [PATH…]' opens the interface.

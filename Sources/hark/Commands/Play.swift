@@ -31,6 +31,10 @@ struct Play: AsyncParsableCommand {
       valueName: "dB"))
   var duck: Double?
 
+  @Flag(
+    help: "Start another player even when one runs (else they go to the running one, played now).")
+  var new = false
+
   @Argument(help: "Files, folders and .m3u playlists.")
   var paths: [String]
 
@@ -41,6 +45,8 @@ struct Play: AsyncParsableCommand {
   }
 
   func run() async throws {
+    // One player per user: a running one plays them now, keeping its queue after them.
+    if !new, await HandOver.paths(paths, at: .now) == .handed { return }
     StreamIdentity.announce(app: "player", role: .music)
     guard noUI else {
       await InterfaceLauncher.run(paths: paths, device: device, duck: duck, autoplay: true)
@@ -65,8 +71,17 @@ struct Ctl: AsyncParsableCommand {
     discussion: """
       COMMAND is play, pause, toggle, stop, next, previous, seek ±SECONDS, position SECONDS, \
       volume ±PERCENT or mute. Exits 0 when the app carried it out, 1 with the reason when \
-      there is no now-playing app or the command is disabled right now (G19).
+      there is no now-playing app or the command is disabled right now (G19). With \
+      --player NAME (an app's name as 'hark status' shows it, or its pid), to that app even \
+      when another one is the now-playing app: 'hark ctl --player hark play' resumes hark.
       """)
+
+  @Option(
+    name: [.customShort("p"), .long],
+    help: ArgumentHelp(
+      "Send it to this app ('hark' for hark's player) rather than the now-playing one.",
+      valueName: "name|pid"))
+  var player: String?
 
   @Argument(parsing: .captureForPassthrough, help: "The command and its argument.")
   var words: [String] = []
@@ -78,7 +93,7 @@ struct Ctl: AsyncParsableCommand {
       die(error.description)
     }
     do {
-      let status = try await session.send(remote)
+      let status = try await session.send(remote, to: player)
       session.close()
       switch status {
       case .success: return
@@ -131,6 +146,7 @@ struct Ctl: AsyncParsableCommand {
 /// `quietly`: the terminal interface says it on its status line, not on stderr.
 func connectOrPlayAlone(quietly: Bool = false) async -> AudioSession? {
   var configuration = AudioSession.Configuration(name: "hark")
+  configuration.acceptsFiles = true  // `hark play` and `hark add` elsewhere hand files to it
   // The first sound does not wait for a session server's start-up (see startWithoutWaiting).
   configuration.startWithoutWaiting = true
   do { return try await AudioSession.connect(configuration) } catch {

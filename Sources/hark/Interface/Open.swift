@@ -19,10 +19,23 @@ struct Open: AsyncParsableCommand {
       valueName: "device"))
   var device: String?
 
+  @Flag(help: "Start another player even when one runs (else PATHs go to the running one).")
+  var new = false
+
   @Argument(help: "Files, folders and .m3u playlists to queue.")
   var paths: [String] = []
 
   func run() async throws {
+    // One player per user: PATHs join the running one's queue; a second interface with a
+    // player of its own would take over from it.
+    if !new {
+      if !paths.isEmpty, await HandOver.paths(paths, at: .end) == .handed { return }
+      if paths.isEmpty, await HandOver.playerIsRunning() {
+        die(
+          "a hark player is already running; 'hark ctl', 'hark add' and the media keys reach it "
+            + "('hark open --new' starts another)")
+      }
+    }
     await InterfaceLauncher.run(paths: paths, device: device, duck: nil, autoplay: false)
   }
 }

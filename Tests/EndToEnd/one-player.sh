@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# One player per user (issue 13): `hark play`, `hark add` and `hark PATH…` from other terminals
+# hand what they name to the hark player already running, through the session server, instead
+# of starting a second player that takes over from it; `--new` starts another. `hark ctl
+# --player hark` reaches hark's player even when it is not the now-playing app, while plain
+# `hark ctl` (like the media keys) keeps G18 exactly.
+source "$(dirname "$0")/lib.sh"
+start_pulse_server
+for f in a:440 b:550 c:660 d:770 e:880; do
+  sox -n -r 44100 -c 2 "$E2E_DIR/${f%%:*}.wav" synth 60 sine "${f##*:}" vol 0.3
+done
+now_playing() { status_query "next((x['name'] for x in s['sessions'] if x['nowPlaying']), None)"; }
+players() { status_query "sum(1 for x in s['sessions'] if x['name'] == 'hark')"; }
+
+start player hark play --no-ui --device pulse "$E2E_DIR/a.wav" "$E2E_DIR/b.wav"
+expect_log player "playing 'a' (1/2)" 10
+
+# `hark play FILE` elsewhere (another folder, a relative path): the running player plays it
+# now, after the track it was playing, and keeps the rest of its queue.
+out=$(cd "$E2E_DIR" && hark play c.wav) || fail "hark play with a player running failed: $out"
+[ "$out" = "playing 'c.wav' in the hark player already running" ] || fail "it said: '$out'"
+expect_log player "playing 'c' (2/3)"
+check "$(players) == 1" || fail "a second player started: $(hark status)"
+pass "hark play with a player running hands the file over; one player, queue kept"
+
+# `hark add --next` twice: they play next, in the order added; `hark add` goes to the end.
+hark add --next "$E2E_DIR/d.wav" >/dev/null || fail "hark add --next d failed"
+hark add --next "$E2E_DIR/e.wav" >/dev/null || fail "hark add --next e failed"
+out=$(hark add "$E2E_DIR/a.wav") || fail "hark add failed"
+[ "$out" = "'a.wav' added to the queue of the hark player already running" ] || fail "add said '$out'"
+expect_log player "'d.wav' to play next"
+expect_log player "'a.wav' added to the queue"
+hark ctl next || fail "next failed"
+expect_log player "playing 'd' (3/6)"
+hark ctl next || fail "next failed"
+expect_log player "playing 'e' (4/6)"
+hark ctl next || fail "next failed"
+expect_log player "playing 'b' (5/6)"
+hark ctl next || fail "next failed"
+expect_log player "playing 'a' (6/6)"
+pass "hark add --next plays next in the order added; hark add appends"
+
+# A folder and a missing file handed over together: the folder's files go, the missing one is
+# said in the terminal that named it.
+mkdir "$E2E_DIR/album" && cp "$E2E_DIR/b.wav" "$E2E_DIR/c.wav" "$E2E_DIR/album/"
+hark add "$E2E_DIR/album" "$E2E_DIR/missing.wav" >"$E2E_DIR/add.out" 2>"$E2E_DIR/add.err" \
+  || fail "hark add of a folder failed: $(cat "$E2E_DIR/add.err")"
+grep -qx "2 files added to the queue of the hark player already running" "$E2E_DIR/add.out" \
+  || fail "add of a folder said: $(cat "$E2E_DIR/add.out")"
+grep -q "cannot play '$E2E_DIR/missing.wav': no such file or directory" "$E2E_DIR/add.err" \
+  || fail "the missing file was not said: $(cat "$E2E_DIR/add.err")"
+expect_log player "2 files added to the queue"
+pass "a folder is handed over whole; a missing file is said where it was named"
+
+# The interface with no PATH does not start a second player beside the running one; with
+# PATHs they join the running player's queue.
+if err=$(hark open 2>&1); then fail "hark open started beside a running player"; fi
+case $err in *"a hark player is already running"*) ;; *) fail "hark open said: $err" ;; esac
+out=$(hark "$E2E_DIR/d.wav") || fail "hark PATH with a player running failed"
+[ "$out" = "'d.wav' added to the queue of the hark player already running" ] || fail "hark PATH said '$out'"
+pass "hark open refuses a second player and says why; hark PATH joins the running queue"
+
+# Another music app takes over (G13): hark is paused, and the music app is the now-playing
+# app, which plain `hark ctl` (like the media keys, G18) reaches; naming hark reaches hark.
+start music hark simulate music --seconds 60 --device pulse
+expect_log player "paused: 'music' is playing" 5
+wait_until 5 "music is the now-playing app" 'test "$(now_playing)" = music'
+hark ctl pause || fail "plain hark ctl pause failed"
+expect_log music "remote command 'pause'" 5
+test "$(playback state)" = paused || fail "plain ctl reached hark: $(hark status)"
+hark ctl --player hark play || fail "hark ctl --player hark play failed"
+wait_until 5 "hark playing again" 'test "$(playback state)" = playing'
+pass "plain ctl reaches the now-playing app (G18); hark ctl --player hark reaches hark's player"
+kill "$PID_music"
+hark ctl -p hark next >/dev/null 2>&1 || true
+if err=$(hark ctl --player nobody pause 2>&1); then fail "a command to nobody succeeded"; fi
+case $err in *"no app named 'nobody' is connected"*) ;; *) fail "ctl to nobody said: $err" ;; esac
+
+# --new starts a second player on purpose.
+start second hark play --new --no-ui --device pulse "$E2E_DIR/e.wav"
+expect_log second "playing 'e' (1/1)" 10
+check "$(players) == 2" || fail "--new did not start a second player: $(hark status)"
+pass "hark play --new starts a second player"
+
+kill "$PID_second" "$PID_player"
+wait "$PID_second" "$PID_player" 2>/dev/null || true
+if err=$(hark add "$E2E_DIR/a.wav" 2>&1); then fail "hark add with no player succeeded"; fi
+[ "$err" = "hark: no hark player is running; 'hark play PATH…' starts one" ] || fail "add said: $err"
+pass "hark add with no player running says so"
