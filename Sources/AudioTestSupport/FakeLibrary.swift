@@ -1,4 +1,5 @@
 import AudioCore
+import Glibc
 import Synchronization
 
 /// Made-up files by path, opened as `ToneDecoder`s the way an engine's `openDecoder` opens real
@@ -7,11 +8,18 @@ public final class ToneLibrary: Sendable {
   private let tracks: [String: ToneDecoder.Configuration]
   private let unreadable: [String: DecodeError]
   private let opened = Mutex<[(path: String, decoder: ToneDecoder)]>([])
+  private let slowOpens: [String: Duration]
+  /// Slow opens under way, and whether the test has let them finish.
+  private let slow = Mutex((waiting: 0, released: false))
 
   /// `tracks` by path (their `path` is set to it); `unreadable` paths fail with the given reason.
+  /// Opening a path in `slowOpens` takes that long (a slow disk, a network mount), unless
+  /// `releaseSlowOpens()` lets it finish sooner.
   public init(
-    _ tracks: [String: ToneDecoder.Configuration], unreadable: [String: String] = [:]
+    _ tracks: [String: ToneDecoder.Configuration], unreadable: [String: String] = [:],
+    slowOpens: [String: Duration] = [:]
   ) {
+    self.slowOpens = slowOpens
     var named: [String: ToneDecoder.Configuration] = [:]
     for (path, var configuration) in tracks {
       configuration.path = path
@@ -27,6 +35,12 @@ public final class ToneLibrary: Sendable {
 
   /// Opens a fresh decoder at frame 0, or throws what opening `path` would.
   public func open(_ path: String) throws(DecodeError) -> ToneDecoder {
+    if let delay = slowOpens[path] {
+      let deadline = ContinuousClock.now + delay
+      slow.withLock { $0.waiting += 1 }
+      while ContinuousClock.now < deadline, !slow.withLock({ $0.released }) { usleep(1_000) }
+      slow.withLock { $0.waiting -= 1 }
+    }
     if let failure = unreadable[path] { throw failure }
     guard let configuration = tracks[path] else {
       throw DecodeError(path: path, reason: "no such file", detail: "ToneLibrary")
@@ -40,6 +54,12 @@ public final class ToneLibrary: Sendable {
   public func decoders(for path: String) -> [ToneDecoder] {
     opened.withLock { $0.filter { $0.path == path }.map(\.decoder) }
   }
+
+  /// How many slow opens are waiting now.
+  public var slowOpensWaiting: Int { slow.withLock { $0.waiting } }
+
+  /// Lets slow opens finish now (and those to come, at once).
+  public func releaseSlowOpens() { slow.withLock { $0.released = true } }
 
   /// Every path opened successfully, in order.
   public var openedPaths: [String] { opened.withLock { $0.map(\.path) } }

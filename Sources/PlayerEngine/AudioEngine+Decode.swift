@@ -6,9 +6,26 @@ import Synchronization
 /// fills the ring from the decoder, moves on to the next track (gaplessly where the format
 /// stays), opens outputs, and tells the owner what is heard.
 extension AudioEngine {
+  /// A file opening on a thread of its own, and what it is for.
+  struct Opening {
+    enum Purpose {
+      /// A load (or a reopen for a seek): begin at `seconds`, after a ring reset. `asked` is the
+      /// track asked for: a seek within it is not a new track.
+      case load(seconds: Double, seeking: Bool, asked: QueuedTrack)
+      /// The track after the one that ended: gaplessly on if its format is the output's.
+      case advance
+    }
+    var ticket: Int
+    var track: QueuedTrack
+    var purpose: Purpose
+    /// The load this is part of, which is over when this is.
+    var loadID: Int?
+  }
+
   struct DecodeState {
     var decoder: (any AudioDecoder)?
     var track: QueuedTrack?
+    var opening: Opening?
     var pending: (QueuedTrack, any AudioDecoder)?
     var buffer: [Float] = []
     /// Of the current track, since it began at `startFrame`.
@@ -24,6 +41,12 @@ extension AudioEngine {
         s.commands.isEmpty ? nil : s.commands.removeFirst()
       }
       if let (command, ticket) = next {
+        // A command replaces whatever was opening (a load, a seek, the next track): what it
+        // was for is gone. Device commands leave it be.
+        switch command {
+        case .reopenDevice, .switchDevice: break
+        case .load, .seek, .unload, .quit: cancelOpening(&d)
+        }
         let outcome = execute(command, &d)
         shared.withLock {
           $0.completed = ticket
@@ -31,6 +54,11 @@ extension AudioEngine {
         }
         commandDone.signal()
         if outcome == .quit { return }
+        continue
+      }
+      if let o = d.opening, let outcome = opened.take(o.ticket) {
+        d.opening = nil
+        place(outcome, o, &d)
         continue
       }
       syncTracks(d)
@@ -193,11 +221,13 @@ extension AudioEngine {
         if output == nil { setState(.paused) }
         return .failed
       }
-    case .load(let track, let seconds, let continuing):
+    case .load(let track, let seconds, let continuing, let id):
       d = DecodeState()
       resetRing()
       shared.withLock { $0.segments = [] }
-      return open(track, at: seconds, &d, seeking: continuing) ? .done : .failed
+      startOpening(
+        track, for: .load(seconds: seconds, seeking: continuing, asked: track), loadID: id, &d)
+      return .done
     case .seek(let track, let seconds):
       d.pending = nil
       resetRing()
@@ -212,81 +242,147 @@ extension AudioEngine {
         } catch {
           eventContinuation.yield(.trackFailed(track, error))
           d = DecodeState()
-          return open(track, at: seconds, &d, seeking: true) ? .done : .failed
+          startOpening(
+            track, for: .load(seconds: seconds, seeking: true, asked: track), loadID: nil, &d)
+          return .done
         }
       }
       // The decoder has moved on (to the next track, or to the end of the queue): open the
       // track being heard again.
       d = DecodeState()
-      return open(track, at: seconds, &d, seeking: true) ? .done : .failed
+      startOpening(
+        track, for: .load(seconds: seconds, seeking: true, asked: track), loadID: nil, &d)
+      return .done
     }
   }
 
-  /// Decode thread, ring empty: opens `track` at `seconds`, or the first track after it that
-  /// opens (from its start), and begins it. False when nothing from there on opens, or the
-  /// device would not open; the owner has been told why.
-  func open(
-    _ track: QueuedTrack, at seconds: Double, _ d: inout DecodeState, seeking: Bool = false
-  ) -> Bool {
-    var candidate: QueuedTrack? = track
-    var start = seconds
-    while let t = candidate {
-      do throws(DecodeError) {
-        let decoder = try configuration.openDecoder(t.path)
-        try Self.checkChannels(decoder, t.path)
-        let frame =
-          decoder.isSeekable && start > 0
-          ? min(decoder.format.frames(in: start), max(0, (decoder.frameCount ?? .max) - 1)) : 0
-        if frame > 0 { try decoder.seek(toFrame: frame) }
-        if output?.format != decoder.format || signals.deviceLost.load(ordering: .relaxed) != 0 {
-          output = nil
-          switch openOutput(decoder.format) {
-          case .opened: break
-          case .refused(let refusal):
-            throw DecodeError(path: t.path, reason: "the output \(refusal)")
-          case .failed: return false
-          }
+  /// Decode thread: opens `track` on a thread of its own, for `purpose`; `place` goes on once
+  /// it has. A slow disk or a network mount holds that thread, not this one: commands go on
+  /// being carried out meanwhile (and replace the opening), and the render thread plays what
+  /// the ring holds.
+  func startOpening(
+    _ track: QueuedTrack, for purpose: Opening.Purpose, loadID: Int?, _ d: inout DecodeState
+  ) {
+    let ticket = shared.withLock { s -> Int in
+      if case .load = purpose { s.loading = track }
+      s.lastOpening += 1
+      return s.lastOpening
+    }
+    d.opening = Opening(ticket: ticket, track: track, purpose: purpose, loadID: loadID)
+    if case .advance = purpose { d.track = track }  // what the decoder is on, for `lookahead`
+    let seconds: Double
+    if case .load(let s, _, _) = purpose { seconds = s } else { seconds = 0 }
+    let open = configuration.openDecoder
+    let results = opened
+    startThread(named: "hark-open") {
+      results.post(
+        ticket,
+        Result { () throws(DecodeError) -> (decoder: any AudioDecoder, frame: Int) in
+          let decoder = try open(track.path)
+          try Self.checkChannels(decoder, track.path)
+          let frame =
+            decoder.isSeekable && seconds > 0
+            ? min(decoder.format.frames(in: seconds), max(0, (decoder.frameCount ?? .max) - 1))
+            : 0
+          if frame > 0 { try decoder.seek(toFrame: frame) }
+          return (decoder, frame)
+        })
+    }
+  }
+
+  /// Decode thread: a command came while a file was opening; its decoder will be let go.
+  func cancelOpening(_ d: inout DecodeState) {
+    guard let o = d.opening else { return }
+    d.opening = nil
+    finish(o)
+  }
+
+  /// Decode thread: `o` is over (opened, nothing from it on opened, or replaced): the engine
+  /// is no longer loading, and the load it was part of is done.
+  func finish(_ o: Opening) {
+    shared.withLock { s in
+      if case .load = o.purpose { s.loading = nil }
+      if let id = o.loadID { s.loadsFinished = max(s.loadsFinished, id) }
+    }
+    if o.loadID != nil { commandDone.signal() }
+  }
+
+  /// Decode thread: a file has opened (or would not) for `o`: begin it, or go on with the next
+  /// track that opens.
+  func place(_ outcome: OpenedFiles.Outcome, _ o: Opening, _ d: inout DecodeState) {
+    let decoder: any AudioDecoder
+    let frame: Int
+    switch outcome {
+    case .success(let opened):
+      (decoder, frame) = opened
+    case .failure(let error):
+      failed(o, error, &d)
+      return
+    }
+    switch o.purpose {
+    case .load(_, let seeking, let asked):
+      if output?.format != decoder.format || signals.deviceLost.load(ordering: .relaxed) != 0 {
+        output = nil
+        switch openOutput(decoder.format) {
+        case .opened: break
+        case .refused(let refusal):
+          failed(
+            o, DecodeError(path: o.track.path, reason: "the output \(refusal)"), &d)
+          return
+        case .failed:
+          finish(o)
+          return
         }
-        begin(t, decoder, atFrame: frame, &d, seeking: seeking && t == track)
-        return true
-      } catch {
-        eventContinuation.yield(.trackFailed(t, error))
-        candidate = nextTrack(t)
-        start = 0  // the position asked for belongs to the track asked for
+      }
+      begin(o.track, decoder, atFrame: frame, &d, seeking: seeking && o.track == asked)
+      finish(o)
+      if o.loadID != nil { eventContinuation.yield(.loaded(o.track)) }
+      if shared.withLock({ $0.state == .playing }) { startRender() }
+    case .advance:
+      if decoder.format == output?.format {
+        begin(o.track, decoder, atFrame: 0, &d)  // gapless: straight on in the ring
+      } else {
+        d.track = o.track
+        d.pending = (o.track, decoder)
+        signals.formatBoundary.store(ring.writePosition, ordering: .releasing)
+        renderWake.signal()
       }
     }
-    // Nothing from here to the end of the queue opens: there is nothing to play out.
+  }
+
+  /// Decode thread: `o`'s file will not play: say why and open the next, from its start; at
+  /// the end of the queue, play out what the ring holds.
+  func failed(_ o: Opening, _ error: DecodeError, _ d: inout DecodeState) {
+    eventContinuation.yield(.trackFailed(o.track, error))
+    if let next = nextTrack(o.track) {
+      var purpose = o.purpose
+      // The position asked for belongs to the track asked for.
+      if case .load(_, _, let asked) = purpose {
+        purpose = .load(seconds: 0, seeking: false, asked: asked)
+      }
+      startOpening(next, for: purpose, loadID: o.loadID, &d)
+      return
+    }
+    d.track = nil
     markEndOfInput()
-    setState(.stopped)
-    eventContinuation.yield(.endOfQueue)
-    return false
+    if case .load = o.purpose {
+      // Nothing from here to the end of the queue opens: there is nothing to play out.
+      setState(.stopped)
+      eventContinuation.yield(.endOfQueue)
+      finish(o)
+    }
   }
 
   /// Decode thread: the current track is done; go on with the next one that opens.
   func advance(_ d: inout DecodeState) {
     guard let finished = d.track else { return }
     d.decoder = nil
-    var candidate = nextTrack(finished)
-    while let t = candidate {
-      do throws(DecodeError) {
-        let decoder = try configuration.openDecoder(t.path)
-        try Self.checkChannels(decoder, t.path)
-        if decoder.format == output?.format {
-          begin(t, decoder, atFrame: 0, &d)  // gapless: straight on in the ring
-        } else {
-          d.track = t
-          d.pending = (t, decoder)
-          signals.formatBoundary.store(ring.writePosition, ordering: .releasing)
-          renderWake.signal()
-        }
-        return
-      } catch {
-        eventContinuation.yield(.trackFailed(t, error))
-        candidate = nextTrack(t)
-      }
+    guard let next = nextTrack(finished) else {
+      d.track = nil
+      markEndOfInput()
+      return
     }
-    d.track = nil
-    markEndOfInput()
+    startOpening(next, for: .advance, loadID: nil, &d)
   }
 
   /// Decode thread, render parked at the boundary: reopen at the new format and go on.
@@ -308,7 +404,10 @@ extension AudioEngine {
           .trackFailed(track, DecodeError(path: track.path, reason: "the output \(refusal)")))
         d = DecodeState()
         if let next = nextTrack(track) {
-          _ = open(next, at: 0, &d)
+          // Parked (it is at rest once let go from the boundary: it no longer reads the
+          // output) until the next track has opened and `place` starts it again.
+          signals.renderWantsToPlay.store(false, ordering: .sequentiallyConsistent)
+          startOpening(next, for: .load(seconds: 0, seeking: false, asked: next), loadID: nil, &d)
         } else {
           markEndOfInput()
           setState(.stopped)
@@ -390,5 +489,6 @@ extension AudioEngine {
     signals.inputEnd.store(-1, ordering: .releasing)
     signals.formatBoundary.store(-1, ordering: .releasing)
     signals.reachedEnd.store(false, ordering: .releasing)
+    signals.reachedBoundary.store(false, ordering: .releasing)
   }
 }

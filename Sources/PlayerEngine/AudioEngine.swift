@@ -30,6 +30,9 @@ public enum EngineEvent: Sendable, Equatable {
   /// The device has started playing what it was given (after a start, a resume or a seek):
   /// from now on the position moves with the clock (`EngineSnapshot.isAdvancing`).
   case outputStarted
+  /// A load has opened this track (the one asked for, or the first after it that opens) and
+  /// it is ready where it was asked to be, playing or paused.
+  case loaded(QueuedTrack)
 }
 
 /// An output that would not open.
@@ -61,6 +64,9 @@ public struct EngineSnapshot: Sendable, Equatable {
   public var deviceName: String
   /// What the engine has already lined up after the track being heard.
   public var lookahead: Lookahead
+  /// A track being opened for a load (a slow disk, a network mount): until it opens, `track`
+  /// is nil.
+  public var loading: QueuedTrack? = nil
   /// Playing, and the device has started: what is heard moves on with the clock. Between a
   /// start (or a resume, or a seek) and the device's start, through a sound server a few
   /// hundred milliseconds, the position stays where it is.
@@ -82,8 +88,9 @@ public enum Lookahead: Sendable, Equatable {
 /// it into the device.
 ///
 /// The render thread allocates nothing, takes no lock, and logs nothing: it talks to the rest
-/// through atomics and semaphores. Opening devices and decoders happens on the decode thread,
-/// while the render thread is parked. Pause drops what the device holds (snd_pcm_drop) and
+/// through atomics and semaphores. Files open on threads of their own (a slow disk or a
+/// network mount holds neither the decode thread's commands nor the caller); devices open on
+/// the decode thread, while the render thread is parked. Pause drops what the device holds (snd_pcm_drop) and
 /// rewinds the ring to the last frame heard, so resume starts exactly there. Consecutive tracks
 /// of one format flow through the ring without a gap; a format change lets the device play out,
 /// then reopens it at the new format.
@@ -134,7 +141,8 @@ public final class AudioEngine: @unchecked Sendable {
   }
 
   enum Command {
-    case load(QueuedTrack, seconds: Double, continuing: Bool)
+    /// `id`: the load's number, which `Shared.loadsFinished` reaches once it is over.
+    case load(QueuedTrack, seconds: Double, continuing: Bool, id: Int)
     /// Within `track`, the one being heard (the decoder may be ahead, in the next one).
     case seek(QueuedTrack, seconds: Double)
     case reopenDevice
@@ -160,6 +168,12 @@ public final class AudioEngine: @unchecked Sendable {
     /// (a device whose delay reports come late would otherwise make it step back).
     var shown: (segment: Int, frame: Int) = (0, 0)
     var lastSegmentID = 0
+    /// The track a load is opening, until it has opened (or nothing from it on would).
+    var loading: QueuedTrack?
+    var lastLoadID = 0
+    var lastOpening = 0
+    /// The number of the last load that is over: opened, failed, or replaced by a later command.
+    var loadsFinished = 0
   }
 
   /// The lock-free flags between the render thread, the decode thread and control.
@@ -174,6 +188,8 @@ public final class AudioEngine: @unchecked Sendable {
   /// changes (any thread), read on the render thread. Non-blocking both ends.
   let wakePipe = WakePipe()
   let ring: SampleRing
+  /// Decoders opened on their own threads, for the decode thread to take.
+  let opened: OpenedFiles
   let configuration: Configuration
   let shared: Mutex<Shared>
   /// Read by the render thread while it plays; replaced only while it is parked.
@@ -211,6 +227,7 @@ public final class AudioEngine: @unchecked Sendable {
     self.configuration = configuration
     self.nextTrack = nextTrack
     ring = SampleRing(capacity: configuration.ringSamples)
+    opened = OpenedFiles(waking: decodeWake)
     shared = Mutex(Shared(deviceName: configuration.deviceName))
     // Room for a chunk of the most channels a track may have (more are refused when it opens:
     // the count comes from the file), allocated once for the render thread. It held 8, and a
@@ -232,20 +249,33 @@ public final class AudioEngine: @unchecked Sendable {
   /// open, says why (`trackFailed`) and loads the next one that does, from its start.
   /// `continuing`: the track heard goes on from there (the owner lines up another next track);
   /// it is not announced as starting.
+  ///
+  /// The file opens on a thread of its own. With `wait` (tests, and callers with nothing else
+  /// to do) this returns once it has opened or nothing would; without it, at once: what was
+  /// playing has stopped, `snapshot().loading` names the track, `play` and `pause` say how it
+  /// starts once open, any later command replaces the load, and `loaded` says when it is ready.
   public func load(
-    _ track: QueuedTrack, at seconds: Double = 0, playing: Bool, continuing: Bool = false
+    _ track: QueuedTrack, at seconds: Double = 0, playing: Bool, continuing: Bool = false,
+    wait: Bool = true
   ) {
     parkRender()
-    let ok = perform(.load(track, seconds: seconds, continuing: continuing))
-    if ok {
-      setState(playing ? .playing : .paused)
-      if playing { startRender() }
+    let id = shared.withLock { s -> Int in
+      s.lastLoadID += 1
+      s.state = playing ? .playing : .paused
+      return s.lastLoadID
     }
+    perform(.load(track, seconds: seconds, continuing: continuing, id: id))
+    guard wait else { return }
+    while shared.withLock({ $0.loadsFinished < id }) { commandDone.wait(microseconds: 20_000) }
   }
 
   /// Resumes from the last frame heard.
   public func play() {
     let now = snapshot()
+    if now.track == nil, now.loading != nil {
+      setState(.playing)  // it starts once open
+      return
+    }
     guard now.track != nil else { return }
     let lost = signals.deviceLost.load(ordering: .acquiring) != 0
     if now.state == .playing && !lost { return }  // already: the output is the render thread's
@@ -361,6 +391,7 @@ public final class AudioEngine: @unchecked Sendable {
         deviceName: s.deviceName,
         lookahead: segment == nil || s.decoding == segment?.track
           ? .undecided : s.decoding.map { .next($0) } ?? .end,
+        loading: s.loading,
         isAdvancing: advancing && s.state == .playing)
     }
   }
@@ -436,4 +467,35 @@ public final class AudioEngine: @unchecked Sendable {
 
 func seconds(_ d: Duration) -> Double {
   Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+}
+
+/// Decoders opened off the decode thread (`AudioEngine.startOpening`), each with its ticket;
+/// the decode thread takes the one it waits for and lets the others go. Held by the opening
+/// threads too, so that one that answers after the engine has gone has somewhere to put it.
+final class OpenedFiles: @unchecked Sendable {
+  typealias Outcome = Result<(decoder: any AudioDecoder, frame: Int), DecodeError>
+  private let results = Mutex<[Int: UncheckedOutcome]>([:])
+  private let wake: Semaphore
+
+  /// A decoder crosses from its opening thread to the decode thread once, through the mutex.
+  private struct UncheckedOutcome: @unchecked Sendable { let outcome: Outcome }
+
+  init(waking wake: Semaphore) { self.wake = wake }
+
+  func post(_ ticket: Int, _ outcome: Outcome) {
+    results.withLock { $0[ticket] = UncheckedOutcome(outcome: outcome) }
+    wake.signal()
+  }
+
+  /// The outcome for `ticket` if it has come; any others are dropped (their decoders close).
+  func take(_ ticket: Int) -> Outcome? {
+    let (mine, others) = results.withLock { r -> (UncheckedOutcome?, [UncheckedOutcome]) in
+      let mine = r.removeValue(forKey: ticket)
+      let others = Array(r.values)
+      r = [:]
+      return (mine, others)
+    }
+    _ = others  // closed here, on the decode thread, outside the lock
+    return mine?.outcome
+  }
 }

@@ -36,10 +36,10 @@ final class EngineRig: Sendable {
     queue paths: [String], tracks: [String: ToneDecoder.Configuration],
     unreadable: [String: String] = [:], output: FakeOutput.Options = FakeOutput.Options(),
     perOpening: [Int: FakeOutput.Options] = [:], failingOpens: Set<Int> = [],
-    refusing: Set<PCMFormat> = [],
+    refusing: Set<PCMFormat> = [], slowOpens: [String: Duration] = [:],
     configure: (inout AudioEngine.Configuration) -> Void = { _ in }
   ) {
-    let library = ToneLibrary(tracks, unreadable: unreadable)
+    let library = ToneLibrary(tracks, unreadable: unreadable, slowOpens: slowOpens)
     let devices = FakeDevices(
       output, perOpening: perOpening, failing: failingOpens, refusing: refusing)
     var configuration = AudioEngine.Configuration(
@@ -69,11 +69,11 @@ final class EngineRig: Sendable {
     return track
   }
 
-  /// What the engine said, but for `nowHearing` (see `heard`) and `outputStarted`.
+  /// What the engine said, but for `nowHearing` (see `heard`), `outputStarted` and `loaded`.
   var events: [EngineEvent] {
     log.all.filter {
       switch $0 {
-      case .nowHearing, .outputStarted: false
+      case .nowHearing, .outputStarted, .loaded: false
       default: true
       }
     }

@@ -247,7 +247,9 @@ import Testing
     #expect(await rig.player.send(.previousTrack) == .commandDisabled)
     #expect(await rig.player.send(.play) == .success)
     #expect(await rig.player.send(.nextTrack) == .success)
-    try #require(await rig.until { $0.current?.path == "b.wav" })
+    // Seekable once open (the file opens off the player's loop; until then seeking is
+    // disabled, G19).
+    try #require(await rig.until { $0.current?.path == "b.wav" && $0.isSeekable })
     #expect(await rig.player.send(.changePlaybackPosition(seconds: 5)) == .success)
     try #require(await rig.until { $0.position >= 5 })
     #expect(await rig.player.send(.previousTrack) == .success)
@@ -521,6 +523,7 @@ final class PlayerRig: Sendable {
   let player: Player
   let session = FakeSession()
   let devices: FakeDevices
+  let library: ToneLibrary
   private let said = Locked<[PlayerNotice]>([])
   /// For each track heard, the status-line problem the snapshot carried as it started.
   private let problems = Locked<[(path: String, problem: String?)]>([])
@@ -529,6 +532,7 @@ final class PlayerRig: Sendable {
   init(
     tracks: [String] = ["a.wav"], frames: Int = 1_323_000,
     output: FakeOutput.Options = FakeOutput.Options(pacing: .realTime(speed: 1)),
+    slowOpens: [String: Duration] = [:],
     configure: (inout Player.Configuration) -> Void = { _ in }
   ) {
     var tones: [String: ToneDecoder.Configuration] = [:]
@@ -541,9 +545,10 @@ final class PlayerRig: Sendable {
       }
     }
     tones["c.wav"] = .sine(frames, hertz: 1_000)
-    let library = ToneLibrary(tones, unreadable: unreadable)
+    let library = ToneLibrary(tones, unreadable: unreadable, slowOpens: slowOpens)
     let devices = FakeDevices(output)
     self.devices = devices
+    self.library = library
     var engine = AudioEngine.Configuration(
       deviceName: "fake",
       openDecoder: { path throws(DecodeError) in try library.open(path) },

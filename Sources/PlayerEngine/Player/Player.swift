@@ -109,6 +109,9 @@ public final class Player: @unchecked Sendable {
   /// A seek or a load since the last publish: the position may go back; otherwise it never
   /// does in what is published (see `publish`).
   private var positionJumped = false
+  /// Where a load asked the engine to begin a track (a restored queue, a replan), shown as its
+  /// position while the file opens.
+  private var requestedStart: (id: Int, seconds: Double)?
   /// Wakes the loop once the position heard has caught up with one published ahead of it.
   private var catchUp: Task<Void, Never>?
   private var route: Route?
@@ -337,10 +340,10 @@ public final class Player: @unchecked Sendable {
     queue.withLock { _ = $0.setCurrent(track.id) }
     switch policy.phase {
     case .playing:
-      engine.load(track, playing: true)
+      engine.load(track, playing: true, wait: false)
       positionJumped = true
     case .paused, .interrupted:
-      engine.load(track, playing: false)
+      engine.load(track, playing: false, wait: false)
       positionJumped = true
     case .stopped:
       break  // the next play starts it
@@ -397,7 +400,7 @@ public final class Player: @unchecked Sendable {
       if wasCurrent {
         if let next {
           queue.withLock { _ = $0.setCurrent(next.id) }
-          if engine.snapshot().track != nil { await go(to: next) }
+          if engineHasATrack { await go(to: next) }
         } else {
           await stop()
           queue.withLock { q in _ = q.setCurrent(q.first?.id) }
@@ -435,7 +438,7 @@ public final class Player: @unchecked Sendable {
         )
       }
     case .restore(let paths, let current, let position, let shuffle, let repeatMode):
-      if engine.snapshot().track != nil || policy.phase != .stopped { await stop() }
+      if engineHasATrack || policy.phase != .stopped { await stop() }
       let target = queue.withLock { q -> QueuedTrack? in
         q.clear()
         let added = q.add(paths)
@@ -446,7 +449,8 @@ public final class Player: @unchecked Sendable {
         return t
       }
       guard let target else { return }
-      engine.load(target, at: position, playing: false)
+      engine.load(target, at: position, playing: false, wait: false)
+      requestedStart = (target.id, position)
       positionJumped = true
       // The policy reaches "paused by the user" through playing. Nothing was started, so that
       // pause's effects (stop the output, deactivate) are already true and are not carried out.
@@ -459,7 +463,7 @@ public final class Player: @unchecked Sendable {
   private func start(_ track: QueuedTrack) async {
     queue.withLock { _ = $0.setCurrent(track.id) }
     if policy.isPlaying {
-      engine.load(track, playing: true)
+      engine.load(track, playing: true, wait: false)
       positionJumped = true
       return
     }
@@ -479,7 +483,9 @@ public final class Player: @unchecked Sendable {
     case .next(let t) where t == wanted: return
     case .end where wanted == nil: return
     case .next, .end:
-      engine.load(heard, at: now.position, playing: now.state == .playing, continuing: true)
+      engine.load(
+        heard, at: now.position, playing: now.state == .playing, continuing: true, wait: false)
+      requestedStart = (heard.id, now.position)
       positionJumped = true
     }
   }
@@ -574,6 +580,11 @@ public final class Player: @unchecked Sendable {
       say("audio engine fault: \(what)")
     case .outputStarted:
       break  // the snapshot taken after each event says that the position now moves
+    case .loaded(let track):
+      // The track asked for, or the first after it that opened (the queue's current follows,
+      // unless a later load has been asked for meanwhile). The snapshot after it shows its
+      // length and position, also paused.
+      if engine.snapshot().track == track { queue.withLock { _ = $0.setCurrent(track.id) } }
     case .endOfQueue:
       policy.stopped()
       try? await session.setActive(false)
@@ -604,8 +615,8 @@ public final class Player: @unchecked Sendable {
         problem = problem.flatMap { $0.hasPrefix("Cannot play —") ? nil : $0 }
         let target = startTarget ?? queue.withLock { $0.current ?? $0.first }
         guard let target else { continue }
-        if startTarget != nil || engine.snapshot().track == nil {
-          engine.load(target, playing: true)
+        if startTarget != nil || !engineHasATrack {
+          engine.load(target, playing: true, wait: false)
           positionJumped = true
         } else {
           // The output that went away may have been replaced under the same device name (a
@@ -633,6 +644,12 @@ public final class Player: @unchecked Sendable {
 
   // MARK: The snapshot
 
+  /// Whether the engine holds a track, or is opening one (a load returns before the file opens).
+  private var engineHasATrack: Bool {
+    let now = engine.snapshot()
+    return now.track != nil || now.loading != nil
+  }
+
   /// Takes a new snapshot from the queue, the engine and the policy.
   private func refresh() {
     let now = engine.snapshot()
@@ -653,6 +670,9 @@ public final class Player: @unchecked Sendable {
     let loaded = now.track != nil && now.track == q.current
     if let c = q.current {
       s.title = (loaded ? now.metadata?.title : nil) ?? QueueLoader.title(fromPath: c.path)
+    }
+    if !loaded, let r = requestedStart, r.id == q.currentID, now.loading?.id == r.id {
+      s.position = r.seconds  // opening: where it will begin
     }
     if loaded {
       s.metadata = now.metadata ?? TrackMetadata()

@@ -37,7 +37,7 @@ final class AppSound {
           box.finished()
         case .fault(let what):
           print("\(app): audio engine fault: \(what)")
-        case .nowHearing, .outputStarted:
+        case .nowHearing, .outputStarted, .loaded:
           break
         }
       }
@@ -48,7 +48,7 @@ final class AppSound {
   /// loop has been heard to its end.
   func play(_ path: String, loop: Bool, whenDone: (@Sendable () -> Void)? = nil) {
     box.set(path: path, loop: loop, whenDone: whenDone)
-    engine.load(QueuedTrack(id: 0, path: path), playing: true)
+    engine.load(QueuedTrack(id: 0, path: path), playing: true, wait: false)
   }
 
   /// Stops at once (an interruption, a hang-up).
