@@ -5,7 +5,8 @@ let package = Package(
   name: "hark",
   platforms: [.macOS(.v15)],
   products: [
-    .executable(name: "hark", targets: ["hark"])
+    .executable(name: "hark", targets: ["hark"]),
+    .executable(name: "hark-ffmpeg", targets: ["hark-ffmpeg"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -33,6 +34,16 @@ let package = Package(
     .target(name: "ALSAOutput", dependencies: ["AudioCore", "CALSA", "JackRoutes", "SessionCore"]),
     // libsndfile decoding: WAV, AIFF, FLAC, Ogg Vorbis, Opus, MP3.
     .target(name: "SndFileDecoder", dependencies: ["AudioCore", "CSndFile"]),
+    .systemLibrary(
+      name: "CFFmpeg", pkgConfig: "libavformat",
+      providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswresample-dev", "libavutil-dev"])]
+    ),
+    // The FFmpeg helper: decodes what libsndfile cannot (AAC, ALAC, WavPack, WMA, ...) in a
+    // process of its own and writes float frames to stdout, so that FFmpeg is never loaded
+    // into the player and a crash or a hang in it cannot take the player down.
+    .executableTarget(name: "hark-ffmpeg", dependencies: ["CFFmpeg"]),
+    // Decoding through the hark-ffmpeg helper: spawns it, reads its frames, kills it on trouble.
+    .target(name: "FFmpegDecoder", dependencies: ["AudioCore"]),
     // Transport, the decode and render threads, and the player's reactions to its session.
     .target(name: "PlayerEngine", dependencies: ["AudioCore", "SessionCore"]),
     // The per-user session server and the AudioSession client library every hark process uses.
@@ -96,6 +107,10 @@ let package = Package(
     .testTarget(name: "JackRoutesTests", dependencies: ["JackRoutes", "SessionCore"]),
     .testTarget(
       name: "SndFileDecoderTests", dependencies: ["SndFileDecoder", "AudioCore", "CSndFile"]),
+    // FFmpegFile and the hark-ffmpeg helper (found next to the test bundle, as next to hark) on
+    // files made at test time with the ffmpeg command.
+    .testTarget(
+      name: "FFmpegDecoderTests", dependencies: ["FFmpegDecoder", "AudioCore", "CSndFile"]),
     // Bounded mutation fuzzing of hark's own parsers and of the decoder (libsndfile); seeds
     // and regressions in Corpus/.
     .testTarget(

@@ -9,8 +9,12 @@
 # them).
 # pkgconf: SwiftPM finds those libraries' flags with pkg-config (libdbus-1-dev pulls it in
 # today; named here so the build does not hang on that).
+# libavformat-dev, libavcodec-dev, libswresample-dev, libavutil-dev: FFmpeg, for the hark-ffmpeg
+# helper, which decodes what libsndfile cannot (AAC and ALAC in .m4a, WavPack, WMA, ...) in a
+# process of its own; hark itself never loads them.
 HARK_RUNTIME_PACKAGES=(procps pkgconf libasound2-dev libsndfile1-dev libncurses-dev libdbus-1-dev
-  libpulse-dev libasound2-plugins alsa-utils sound-theme-freedesktop espeak-ng)
+  libpulse-dev libasound2-plugins alsa-utils sound-theme-freedesktop espeak-ng
+  libavformat-dev libavcodec-dev libswresample-dev libavutil-dev)
 # What the tests need on top: python3 reads `hark status --json` and measures recordings, tmux
 # drives the UI tests, PulseAudio's null sink plays in real time and parec records it, sox
 # makes the test tones, gcc builds the assets test's small libsndfile checker; the MPRIS tests
@@ -19,10 +23,11 @@ HARK_RUNTIME_PACKAGES=(procps pkgconf libasound2-dev libsndfile1-dev libncurses-
 # pipewire and wireplumber, PipeWire's pulse service from libpipewire-0.3-modules (run by the
 # test on a private socket; the pipewire-pulse package only adds systemd units), pw-play from
 # pipewire-bin. Not pipewire-alsa, which conflicts with pulseaudio: the tests unpack its ALSA
-# plugin from the package without installing it.
+# plugin from the package without installing it. ffmpeg makes the FFmpeg decoder's test files
+# (AAC, ALAC, WavPack, TTA, WMA, AC-3, Matroska).
 HARK_TEST_PACKAGES=("${HARK_RUNTIME_PACKAGES[@]}" python3 tmux pulseaudio pulseaudio-utils sox gcc
   dbus-daemon dbus-bin playerctl pipewire pipewire-bin wireplumber libpipewire-0.3-modules
-  libspa-0.2-modules)
+  libspa-0.2-modules ffmpeg)
 
 # install_packages NAME...: apt-get update, then apt-get install -y, as root or through sudo.
 install_packages() {

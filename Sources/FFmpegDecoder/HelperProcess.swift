@@ -1,0 +1,290 @@
+import Glibc
+
+/// How a helper ended.
+enum Termination: Equatable {
+  /// It exited with this status.
+  case exited(Int32)
+  /// A signal killed it.
+  case signaled(Int32)
+  /// Someone else reaped it (SIGCHLD ignored, or a waitpid(-1) elsewhere): unknown.
+  case unknown
+}
+
+/// What one wait for the helper's output brought.
+enum Arrival: Equatable {
+  /// This many bytes were read.
+  case bytes(Int)
+  /// Its stdout closed: it has ended, or is ending.
+  case end
+  /// Nothing came within the answer timeout.
+  case silence
+}
+
+/// One run of hark-ffmpeg: its pid, our ends of its stdout and stderr, and the write end of its
+/// lifeline (its stdin: it exits when that closes, so it never outlives us). Owns the
+/// descriptors; kills (SIGKILL) and reaps the process in `deinit` if it is still there.
+///
+/// Used from one thread at a time (the decoder's).
+final class HelperProcess {
+  let pid: pid_t
+  private var output: Int32
+  /// -1 once it has closed.
+  private var errors: Int32
+  private var lifeline: Int32
+  /// Set once reaped.
+  private(set) var termination: Termination?
+  /// The end of what it wrote to stderr: FFmpeg's log if asked for, then its one line.
+  private var errorText: [UInt8] = []
+
+  private init(pid: pid_t, output: Int32, errors: Int32, lifeline: Int32) {
+    self.pid = pid
+    self.output = output
+    self.errors = errors
+    self.lifeline = lifeline
+    errorText.reserveCapacity(Self.errorTextLimit)
+  }
+
+  deinit {
+    kill()
+    for fd in [output, errors, lifeline] where fd >= 0 { close(fd) }
+  }
+
+  private static let errorTextLimit = 4_096
+
+  /// Starts `executable arguments…` with stdin the lifeline pipe, stdout and stderr pipes to
+  /// us, in a process group of its own (the terminal's ^C and ^Z are the player's to handle),
+  /// with default signal handling and nothing blocked. Throws the error number when the pipes
+  /// cannot be made or posix_spawn fails (ENOENT, EACCES).
+  static func start(_ executable: String, _ arguments: [String]) throws(SpawnFailure)
+    -> HelperProcess
+  {
+    var pipes: [(read: Int32, write: Int32)] = []
+    func closeAll() { for p in pipes { close(p.read); close(p.write) } }
+    for _ in 0..<3 {
+      guard let p = makePipe() else {
+        let code = errno
+        closeAll()
+        throw SpawnFailure(code: code)
+      }
+      pipes.append(p)
+    }
+    let (lifeline, output, errors) = (pipes[0], pipes[1], pipes[2])
+    // The helper decodes about three seconds ahead into a 1 MiB pipe (64 KiB by default), so a
+    // busy moment on its side is not heard. Refused above /proc/sys/fs/pipe-max-size: then not.
+    _ = fcntl(output.read, setPipeSize, Int32(1 << 20))
+
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_adddup2(&actions, lifeline.read, 0)
+    posix_spawn_file_actions_adddup2(&actions, output.write, 1)
+    posix_spawn_file_actions_adddup2(&actions, errors.write, 2)
+
+    var attributes = posix_spawnattr_t()
+    posix_spawnattr_init(&attributes)
+    defer { posix_spawnattr_destroy(&attributes) }
+    // The player ignores SIGINT and SIGTERM (it handles them through a dispatch source) and may
+    // ignore SIGPIPE; ignored signals would stay ignored through exec.
+    var defaults = sigset_t()
+    sigemptyset(&defaults)
+    for s in [SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT] { sigaddset(&defaults, s) }
+    posix_spawnattr_setsigdefault(&attributes, &defaults)
+    var empty = sigset_t()
+    sigemptyset(&empty)
+    posix_spawnattr_setsigmask(&attributes, &empty)
+    posix_spawnattr_setpgroup(&attributes, 0)
+    posix_spawnattr_setflags(
+      &attributes,
+      Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP))
+
+    let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+    defer { for p in argv { free(p) } }
+    var pid: pid_t = 0
+    let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+    // The child's ends are its own now (or no one's).
+    close(lifeline.read)
+    close(output.write)
+    close(errors.write)
+    guard rc == 0 else {
+      close(lifeline.write)
+      close(output.read)
+      close(errors.read)
+      throw SpawnFailure(code: rc)
+    }
+    return HelperProcess(
+      pid: pid, output: output.read, errors: errors.read, lifeline: lifeline.write)
+  }
+
+  /// Reads up to `count` bytes of its stdout into `bytes`, waiting for them at most `timeout`
+  /// (its stderr is collected meanwhile, so that it never blocks on a full stderr pipe).
+  func read(into bytes: UnsafeMutableRawPointer, count: Int, timeout: Duration) -> Arrival {
+    let deadline = Deadline(after: timeout)
+    while true {
+      var fds = (
+        pollfd(fd: output, events: Int16(POLLIN), revents: 0),
+        pollfd(fd: errors, events: Int16(POLLIN), revents: 0)
+      )
+      let ready = withUnsafeMutablePointer(to: &fds) {
+        $0.withMemoryRebound(to: pollfd.self, capacity: 2) {
+          poll($0, errors >= 0 ? 2 : 1, deadline.remainingMilliseconds())
+        }
+      }
+      if ready < 0 {
+        if errno == EINTR { continue }
+        return .end
+      }
+      if fds.1.revents != 0 { collectErrors() }
+      if fds.0.revents != 0 {
+        let n = Glibc.read(output, bytes, count)
+        if n > 0 { return .bytes(n) }
+        if n < 0 && errno == EINTR { continue }
+        return .end
+      }
+      if ready == 0 && deadline.hasPassed { return .silence }
+    }
+  }
+
+  /// After its stdout closed: waits (at most `timeout`) for stderr to close and the process to
+  /// end, collects its line, and reaps it; killed if it lingers.
+  func finish(timeout: Duration) -> Termination {
+    if let termination { return termination }
+    let deadline = Deadline(after: timeout)
+    while errors >= 0 && !deadline.hasPassed {
+      var fd = pollfd(fd: errors, events: Int16(POLLIN), revents: 0)
+      let ready = poll(&fd, 1, deadline.remainingMilliseconds())
+      if ready < 0 && errno != EINTR { break }
+      if ready > 0 { collectErrors() }
+    }
+    while termination == nil {
+      var status: Int32 = 0
+      let rc = waitpid(pid, &status, WNOHANG)
+      if rc == pid {
+        termination = Self.termination(status)
+      } else if rc < 0 && errno != EINTR {
+        termination = .unknown
+      } else if deadline.hasPassed {
+        kill()
+      } else {
+        usleep(1_000)
+      }
+    }
+    return termination ?? .unknown
+  }
+
+  /// Closes our end of its lifeline, as the player's death would: it exits on seeing that.
+  func closeLifeline() {
+    guard lifeline >= 0 else { return }
+    close(lifeline)
+    lifeline = -1
+  }
+
+  /// SIGKILL and reap, unless already reaped.
+  func kill() {
+    guard termination == nil else { return }
+    _ = Glibc.kill(pid, SIGKILL)
+    var status: Int32 = 0
+    var rc: pid_t
+    repeat { rc = waitpid(pid, &status, 0) } while rc < 0 && errno == EINTR
+    termination = rc == pid ? Self.termination(status) : .unknown
+  }
+
+  /// The last line it wrote to stderr, split at its tab into plain words and FFmpeg's own.
+  var lastLine: (reason: String, detail: String?)? {
+    let text = String(decoding: errorText, as: UTF8.self)
+    guard let line = text.split(separator: "\n").last(where: { !$0.isEmpty }) else { return nil }
+    let parts = line.split(separator: "\t", maxSplits: 1, omittingEmptySubsequences: false)
+    let reason = String(parts[0])
+    guard !reason.isEmpty else { return nil }
+    return (reason, parts.count > 1 && !parts[1].isEmpty ? String(parts[1]) : nil)
+  }
+
+  /// Reads what stderr has; closes it at its end. Keeps the last 4 KiB.
+  private func collectErrors() {
+    guard errors >= 0 else { return }
+    var chunk = (
+      UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0), UInt64(0)
+    )
+    let n = withUnsafeMutableBytes(of: &chunk) { Glibc.read(errors, $0.baseAddress, $0.count) }
+    if n < 0 && errno == EINTR { return }
+    guard n > 0 else {
+      close(errors)
+      errors = -1
+      return
+    }
+    if errorText.count + n > Self.errorTextLimit {
+      errorText.removeFirst(min(errorText.count, errorText.count + n - Self.errorTextLimit))
+    }
+    withUnsafeBytes(of: &chunk) { errorText.append(contentsOf: $0.prefix(n)) }
+  }
+
+  private static func termination(_ status: Int32) -> Termination {
+    // WIFEXITED and friends are macros Swift does not import.
+    let signal = status & 0x7f
+    if signal == 0 { return .exited((status >> 8) & 0xff) }
+    return .signaled(signal)
+  }
+}
+
+/// posix_spawn or pipe2 failed with this error number.
+struct SpawnFailure: Error {
+  var code: Int32
+}
+
+/// F_SETPIPE_SZ (Linux), which Swift's Glibc module hides behind _GNU_SOURCE.
+private let setPipeSize: Int32 = 1031
+
+/// pipe2(2) with O_CLOEXEC, so that no other child the player starts meanwhile inherits either
+/// end (one that did would hold the helper's stdout open past its end). Swift's Glibc module
+/// hides pipe2 behind _GNU_SOURCE; glibc has had it since 2.9.
+private func makePipe() -> (read: Int32, write: Int32)? {
+  var fds: (Int32, Int32) = (-1, -1)
+  let rc = withUnsafeMutablePointer(to: &fds) {
+    $0.withMemoryRebound(to: Int32.self, capacity: 2) { pipe2Function($0, O_CLOEXEC) }
+  }
+  guard rc == 0 else { return nil }
+  // Descriptors 0 to 2 are free only in a process that closed its own stdio; the child's
+  // dup2s onto 0, 1 and 2 must not overwrite one another, so move ours above them.
+  return (raised(fds.0), raised(fds.1))
+}
+
+private func raised(_ fd: Int32) -> Int32 {
+  guard fd < 3 else { return fd }
+  let moved = fcntl(fd, F_DUPFD_CLOEXEC, Int32(3))
+  guard moved >= 0 else { return fd }
+  close(fd)
+  return moved
+}
+
+private typealias Pipe2 = @convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32
+
+private let pipe2Function: Pipe2 = {
+  guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "pipe2") else {
+    preconditionFailure("this C library has no pipe2")
+  }
+  return unsafeBitCast(symbol, to: Pipe2.self)
+}()
+
+/// A point on the monotonic clock `timeout` from now.
+struct Deadline {
+  private let nanoseconds: Int64
+
+  init(after timeout: Duration) {
+    let (seconds, attoseconds) = timeout.components
+    nanoseconds = Self.now() + seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+  }
+
+  var hasPassed: Bool { Self.now() >= nanoseconds }
+
+  /// For poll: at least 0, rounded up so that a wait does not end just short of it.
+  func remainingMilliseconds() -> Int32 {
+    let left = nanoseconds - Self.now()
+    guard left > 0 else { return 0 }
+    return Int32(clamping: (left + 999_999) / 1_000_000)
+  }
+
+  private static func now() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
+  }
+}

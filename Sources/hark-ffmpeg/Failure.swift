@@ -1,0 +1,39 @@
+import CFFmpeg
+import Glibc
+
+/// Why the helper stops: plain words for the user, and FFmpeg's own text for bug reports.
+struct Failure: Error {
+  var reason: String
+  var detail: String?
+
+  init(reason: String, detail: String? = nil) {
+    self.reason = reason
+    self.detail = detail
+  }
+
+  /// `reason`, with the text of FFmpeg's error `code` as the detail.
+  init(reason: String, code: Int32) {
+    self.init(reason: reason, detail: errorText(code))
+  }
+}
+
+/// FFmpeg's words for an AVERROR code (av_strerror).
+func errorText(_ code: Int32) -> String {
+  var buffer = [CChar](repeating: 0, count: 128)
+  return buffer.withUnsafeMutableBufferPointer {
+    String(cString: cff_error_text(code, $0.baseAddress, $0.count))
+  }
+}
+
+/// Quiet unless HARK_FFMPEG_LOG asks: FFmpeg's log goes to stderr, where the parent reads only
+/// the last line.
+func configureLog() {
+  let asked = getenv("HARK_FFMPEG_LOG").map { String(cString: $0) } ?? ""
+  switch asked {
+  case "": av_log_set_level(AV_LOG_QUIET)
+  case "warning": av_log_set_level(AV_LOG_WARNING)
+  case "info": av_log_set_level(AV_LOG_INFO)
+  case "debug": av_log_set_level(AV_LOG_DEBUG)
+  default: av_log_set_level(AV_LOG_ERROR)
+  }
+}

@@ -1,0 +1,116 @@
+/*
+ hark-ffmpeg — decodes one audio file with FFmpeg and writes its frames to stdout, for a player
+ that keeps FFmpeg out of its own process (FFmpegDecoder spawns it).
+
+   hark-ffmpeg [--start-frame N] [--lifeline] [--] FILE
+
+ stdout, on success: a header of UTF-8 text lines, ended by an empty line,
+
+   hark-ffmpeg 1          the protocol's version, always first
+   rate 44100             frames per second
+   channels 2             samples per frame (1 to 32)
+   frames 123456          the length, when the file says (omitted when it does not; a guess
+                          from the bit rate for raw AAC or MP3)
+   seekable 1             whether --start-frame can be used (1 or 0)
+   codec aac              FFmpeg's name for the codec
+   title …                tags, only those present, newlines replaced by spaces: title,
+                          artist, album, album_artist, track and disc (numbers only), date, genre
+
+ then interleaved native-endian Float32 frames at that rate and channel count, from frame N
+ (0 without --start-frame) to the end, and exit status 0. The first frame is frame N exactly:
+ where a decode from frame 0 is after N frames, with its samples (bit for bit in lossless codecs
+ and most lossy ones; AAC's noise substitution and MP2's rounding carry state from the start
+ of the file, so there they differ at the level of that noise). The encoder's delay and
+ padding are not written where the file describes them (an MP4's edit list, an MP3's LAME tag).
+ A file that ends well short of the length its header declares is a failure (cut short).
+
+ On failure: exit status 1 (2 for bad usage) and one line on stderr, the reason in plain words,
+ then a tab and FFmpeg's own words when there are any ("not an audio file FFmpeg can read\tInvalid
+ data found when processing input"). Before the header nothing is on stdout; midway, the frames
+ already written are good and the line says why there are no more. FFmpeg's log is off unless
+ HARK_FFMPEG_LOG names a level (error, warning, info, debug); it goes to stderr before that line.
+
+ --lifeline: stdin is a pipe whose other end the parent holds; the helper exits when it closes,
+ so that it never outlives the player, whichever of its threads started it. (prctl's
+ PR_SET_PDEATHSIG is not used: it fires when the spawning *thread* exits, which would kill the
+ helper of a file opened on a thread that ended before it was played.)
+*/
+import CFFmpeg
+import Glibc
+
+/// What the command line asked for.
+struct Request {
+  var path: String
+  var startFrame = 0
+  var lifeline = false
+
+  /// Nil for bad usage.
+  init?(_ arguments: [String]) {
+    var path: String?
+    var rest = arguments[...]
+    while let argument = rest.popFirst() {
+      switch argument {
+      case "--start-frame":
+        guard let value = rest.popFirst(), let n = Int(value), n >= 0 else { return nil }
+        startFrame = n
+      case "--lifeline":
+        lifeline = true
+      case "--":
+        guard let last = rest.popFirst(), path == nil, rest.isEmpty else { return nil }
+        path = last
+      default:
+        guard path == nil, !argument.hasPrefix("--") else { return nil }
+        path = argument
+      }
+    }
+    guard let path, !path.isEmpty else { return nil }
+    self.path = path
+  }
+}
+
+/// Writes the failure's line to stderr and exits with `status`.
+func fail(_ failure: Failure, status: Int32 = 1) -> Never {
+  var line = failure.reason + (failure.detail.map { "\t" + $0 } ?? "") + "\n"
+  line.withUTF8 { bytes in
+    guard let base = bytes.baseAddress else { return }
+    var at = 0
+    while at < bytes.count {
+      let n = write(2, base + at, bytes.count - at)
+      if n < 0 && errno == EINTR { continue }
+      if n <= 0 { break }
+      at += n
+    }
+  }
+  exit(status)
+}
+
+/// Exits as soon as stdin (the parent's end of the lifeline pipe) closes or says anything.
+func watchLifeline() {
+  var thread = pthread_t()
+  let rc = pthread_create(
+    &thread, nil,
+    { _ in
+      var fd = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
+      while poll(&fd, 1, -1) < 0 && errno == EINTR {}
+      // The player is gone (or broke the protocol): no one is listening.
+      _exit(1)
+    }, nil)
+  if rc == 0 { pthread_detach(thread) }
+}
+
+// A player that ignores SIGPIPE passes that on through exec; a closed stdout must end the helper
+// quietly (the reader has gone), not leave it decoding into EPIPE.
+signal(SIGPIPE, SIG_DFL)
+
+guard let request = Request(Array(CommandLine.arguments.dropFirst())) else {
+  fail(Failure(reason: "usage: hark-ffmpeg [--start-frame N] [--lifeline] [--] FILE"), status: 2)
+}
+if request.lifeline { watchLifeline() }
+configureLog()
+
+do throws(Failure) {
+  try decode(request)
+  exit(0)
+} catch {
+  fail(error)
+}
