@@ -71,7 +71,8 @@ let package = Package(
       name: "hark",
       dependencies: [
         "SessionCore", "SessionWire", "SessionServer", "CHarkSys", "AudioCore", "PlayerEngine",
-        "ALSAOutput", "SndFileDecoder", "Settings", "RemoteCommands", "SoundServer", "TerminalUI",
+        "ALSAOutput", "SndFileDecoder", "FFmpegDecoder", "Settings", "RemoteCommands", "SoundServer",
+        "TerminalUI",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]),

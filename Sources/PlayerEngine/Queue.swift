@@ -50,10 +50,26 @@ public enum QueueLoader {
     }
   }
 
-  static let audioExtensions: Set<String> = [
+  /// What libsndfile reads, in the player's own process.
+  public static let soundFileExtensions: Set<String> = [
     "wav", "wave", "aif", "aiff", "aifc", "flac", "ogg", "oga", "opus", "mp3", "au", "snd", "caf",
     "w64",
   ]
+  /// What the hark-ffmpeg helper decodes (FFmpeg): AAC and ALAC in MP4, raw AAC, WavPack,
+  /// Monkey's Audio, TTA, WMA, AC-3 and E-AC-3, DTS, Matroska and WebM audio, Musepack, DSD.
+  public static let ffmpegExtensions: Set<String> = [
+    "m4a", "m4b", "mp4", "aac", "adts", "alac", "wv", "ape", "tta", "wma", "asf", "ac3", "eac3",
+    "dts", "mka", "webm", "mpc", "dsf", "dff", "mp2", "spx",
+  ]
+  /// Every file a decoder of hark's reads, by its extension (lower case, no dot).
+  public static let audioExtensions = soundFileExtensions.union(ffmpegExtensions)
+
+  /// The extension of a file name or path, lower case, without the dot ("" for none).
+  public static func fileExtension(_ path: String) -> String {
+    let name = path.split(separator: "/").last ?? ""
+    guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return "" }
+    return name[name.index(after: dot)...].lowercased()
+  }
 
   static func isPlaylist(_ path: String) -> Bool {
     let ext = path.split(separator: ".").last.map { $0.lowercased() } ?? ""

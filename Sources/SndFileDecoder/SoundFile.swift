@@ -193,8 +193,11 @@ public final class SoundFile: AudioDecoder {
     if st.st_size == 0 { return "the file is empty" }
     // A readable, non-empty file libsndfile refused: whatever its own words (for a garbage .mp3
     // it says the file "does not exist"), to the user it is not audio it can read.
-    return "not an audio file libsndfile can read"
+    return unknownFormat
   }
+
+  /// The reason for a readable file libsndfile does not know: another decoder may.
+  public static let unknownFormat = "not an audio file libsndfile can read"
 }
 
 extension String {

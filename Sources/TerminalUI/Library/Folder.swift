@@ -43,11 +43,8 @@ public struct TrackInfo: Hashable, Sendable {
 /// Reading a folder for the library browser: sub-folders first, then audio files, each in the
 /// order people expect ("2" before "10"), hidden files left out.
 public enum Folder {
-  /// The extensions the player's decoder reads.
-  public static let audioExtensions: Set<String> = [
-    "wav", "wave", "aif", "aiff", "aifc", "flac", "ogg", "oga", "opus", "mp3", "au", "snd", "caf",
-    "w64",
-  ]
+  /// The extensions the player's decoders read (libsndfile's and FFmpeg's).
+  public static var audioExtensions: Set<String> { QueueLoader.audioExtensions }
 
   /// The rows for `path`, with ".." first unless it is "/"; or why it cannot be read.
   public static func list(_ path: String) -> Result<[LibraryEntry], FolderError> {

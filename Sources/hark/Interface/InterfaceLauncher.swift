@@ -4,7 +4,6 @@ import Glibc
 import PlayerEngine
 import SessionServer
 import Settings
-import SndFileDecoder
 import TerminalUI
 
 /// `hark [open] [PATH…]` and `hark play PATH…`: a Player wired to the session server (as the
@@ -91,10 +90,9 @@ enum InterfaceLauncher {
     ui.bindings = bindings
     ui.startupMessages = startup
     ui.readTags = { path in
-      guard let file = try? SoundFile(path: path) else { return nil }
+      guard let (metadata, seconds) = Decoders.tags(path) else { return nil }
       return TrackInfo(
-        title: file.metadata.title, artist: file.metadata.artist, album: file.metadata.album,
-        duration: file.frameCount.map { Double($0) / Double(file.format.sampleRate) })
+        title: metadata.title, artist: metadata.artist, album: metadata.album, duration: seconds)
     }
     ui.listOutputs = {
       OutputDevice.list().map { OutputChoice(name: $0.name, summary: $0.description) }

@@ -6,7 +6,6 @@ import PlayerEngine
 import RemoteCommands
 import SessionCore
 import SessionServer
-import SndFileDecoder
 import Synchronization
 
 /// `hark play --no-ui`: the queue played as a full session client, one line per thing that
@@ -126,11 +125,11 @@ private final class FirstStatus: Sendable {
 }
 
 extension AudioEngine.Configuration {
-  /// Files through libsndfile, out through ALSA.
+  /// Files through libsndfile or FFmpeg's helper (`Decoders`), out through ALSA.
   static func alsa(device: String, duckDecibels: Double) -> Self {
     var c = AudioEngine.Configuration(
       deviceName: device,
-      openDecoder: { path throws(DecodeError) in try SoundFile(path: path) },
+      openDecoder: { path throws(DecodeError) in try Decoders.open(path) },
       openOutput: { name, format in try PlaybackDevice(name: name, format: format) })
     c.duckGain = linearGain(decibels: duckDecibels)
     return c

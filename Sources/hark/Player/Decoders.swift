@@ -1,0 +1,33 @@
+import AudioCore
+import FFmpegDecoder
+import PlayerEngine
+import SndFileDecoder
+
+/// Which decoder opens a file. libsndfile reads WAV, AIFF, FLAC, Ogg Vorbis, Opus and MP3 in
+/// the player's own process, at no cost beyond itself; FFmpeg decodes the rest (AAC and ALAC in
+/// .m4a, WavPack, WMA, ...) in the hark-ffmpeg helper process, so that a run that plays only
+/// FLAC never loads FFmpeg and a crash or hang inside it cannot take the player down.
+enum Decoders {
+  /// Opens `path` with the decoder made for its format: FFmpeg's helper for the extensions only
+  /// it reads; otherwise libsndfile, and FFmpeg's helper when libsndfile does not know the file
+  /// (no extension, or a wrong one), with libsndfile's reason kept when neither reads it.
+  static func open(_ path: String) throws(DecodeError) -> any AudioDecoder {
+    if QueueLoader.ffmpegExtensions.contains(QueueLoader.fileExtension(path)) {
+      return try FFmpegFile(path: path)
+    }
+    do {
+      return try SoundFile(path: path)
+    } catch {
+      guard error.reason == SoundFile.unknownFormat, let file = try? FFmpegFile(path: path) else {
+        throw error
+      }
+      return file
+    }
+  }
+
+  /// Title, artist, album and length for the library browser, without playing it.
+  static func tags(_ path: String) -> (metadata: TrackMetadata, seconds: Double?)? {
+    guard let file = try? open(path) else { return nil }
+    return (file.metadata, file.frameCount.map { file.format.seconds($0) })
+  }
+}
