@@ -19,6 +19,7 @@ public enum QueueLoader {
         var walked = Walk()
         let found = walked.files(in: argument, st)
         problems += walked.problems
+        if let line = walked.leftOutLine(argument) { problems.append(line) }
         if found.isEmpty && walked.problems.isEmpty {
           problems.append("cannot play '\(argument)': no audio files in it")
         }
@@ -64,6 +65,24 @@ public enum QueueLoader {
   /// Every file a decoder of hark's reads, by its extension (lower case, no dot).
   public static let audioExtensions = soundFileExtensions.union(ffmpegExtensions)
 
+  /// What sits beside the music in an album's folder and is no track: covers, booklets, rip
+  /// logs and checksums, cue sheets, playlists. Left out of the queue and the browser quietly.
+  public static let companionExtensions: Set<String> = [
+    "jpg", "jpeg", "png", "gif", "bmp", "webp", "tif", "tiff", "txt", "nfo", "log", "md", "pdf",
+    "rtf", "htm", "html", "cue", "m3u", "m3u8", "pls", "xspf", "sfv", "md5", "ffp", "accurip",
+    "db", "ini", "url", "lnk", "json", "xml", "toc",
+  ]
+
+  /// Why hark leaves a file out of a folder, or nil when it plays it or it is a companion (a
+  /// cover, a booklet, a playlist...). A file with an extension no decoder of hark's reads,
+  /// or none, is not left out silently: `hark ~/Music` said nothing of 61 .m4a files.
+  public static func whyLeftOut(_ name: String) -> String? {
+    let ext = fileExtension(name)
+    if audioExtensions.contains(ext) || companionExtensions.contains(ext) { return nil }
+    return ext.isEmpty
+      ? "it has no extension that names a sound format" : "hark plays no .\(ext) files"
+  }
+
   /// The extension of a file name or path, lower case, without the dot ("" for none).
   public static func fileExtension(_ path: String) -> String {
     let name = path.split(separator: "/").last ?? ""
@@ -87,10 +106,22 @@ public enum QueueLoader {
   /// One walk of a folder tree: each folder visited once (by device and inode), so that links
   /// back up the tree (a folder holding links to itself grew without end) add nothing; regular
   /// files only (a FIFO among the tracks would block the decoder for ever); unreadable folders
-  /// said, once each.
+  /// said, once each; files of no format hark plays counted (`leftOut`), to be said once.
   struct Walk {
     private var visited: Set<[UInt64]> = []
     private(set) var problems: [String] = []
+    /// Files left out, by extension ("" for none).
+    private(set) var leftOut: [String: Int] = [:]
+
+    /// One line for the files left out below `folder`, or nil when there were none.
+    func leftOutLine(_ folder: String) -> String? {
+      let count = leftOut.values.reduce(0, +)
+      guard count > 0 else { return nil }
+      let kinds = leftOut.keys.sorted().prefix(5).map { $0.isEmpty ? "no extension" : "." + $0 }
+      let more = leftOut.count > 5 ? ", …" : ""
+      return "left out \(count) file\(count == 1 ? "" : "s") in '\(folder)' of no format hark "
+        + "plays (\(kinds.joined(separator: ", "))\(more))"
+    }
 
     mutating func files(in directory: String, _ st: stat) -> [String] {
       guard visited.insert([UInt64(st.st_dev), UInt64(st.st_ino)]).inserted else { return [] }
@@ -116,10 +147,10 @@ public enum QueueLoader {
         case S_IFDIR:
           out += files(in: path, st)
         case S_IFREG:
-          if let dot = name.lastIndex(of: "."), dot != name.startIndex,
-            QueueLoader.audioExtensions.contains(name[name.index(after: dot)...].lowercased())
-          {
+          if QueueLoader.audioExtensions.contains(QueueLoader.fileExtension(name)) {
             out.append(path)
+          } else if QueueLoader.whyLeftOut(name) != nil {
+            leftOut[QueueLoader.fileExtension(name), default: 0] += 1
           }
         default:
           continue  // a FIFO, a device, a socket: never a track

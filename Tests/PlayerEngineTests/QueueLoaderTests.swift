@@ -91,11 +91,38 @@ private final class Scratch {
     #expect(files == [scratch.path("music/song.FLAC"), scratch.path("music/voice.Opus")])
   }
 
-  /// A file with no extension is not audio, even when its whole name reads like one.
+  /// A file with no extension is not audio, even when its whole name reads like one; it is
+  /// not left out silently either.
   @Test func aFileNamedLikeAnExtensionIsNotTakenForAudio() throws {
     let scratch = try Scratch()
     try scratch.touch("music/flac", "music/a.flac")
-    #expect(QueueLoader.load([scratch.path("music")]).files == [scratch.path("music/a.flac")])
+    let (files, problems) = QueueLoader.load([scratch.path("music")])
+    #expect(files == [scratch.path("music/a.flac")])
+    #expect(
+      problems == [
+        "left out 1 file in '\(scratch.path("music"))' of no format hark plays (no extension)"
+      ])
+  }
+
+  /// Nothing invisible (issue 12): what FFmpeg decodes is queued with the rest; files of no
+  /// format hark plays are counted and said once for the folder named, by kind; covers,
+  /// booklets and playlists beside the music are not.
+  @Test func filesOfNoFormatHarkPlaysAreSaidOnceAndFFmpegFormatsQueued() throws {
+    let scratch = try Scratch()
+    try scratch.touch(
+      "music/A/01.m4a", "music/A/02.flac", "music/A/cover.jpg", "music/A/rip.log",
+      "music/A/A.cue", "music/B/01.wv", "music/B/02.mid", "music/B/03.mid", "music/B/04.xm",
+      "music/B/booklet.pdf")
+    let (files, problems) = QueueLoader.load([scratch.path("music")])
+    #expect(
+      files == ["music/A/01.m4a", "music/A/02.flac", "music/B/01.wv"].map(scratch.path))
+    #expect(
+      problems == [
+        "left out 3 files in '\(scratch.path("music"))' of no format hark plays (.mid, .xm)"
+      ])
+    #expect(QueueLoader.whyLeftOut("02.mid") == "hark plays no .mid files")
+    #expect(QueueLoader.whyLeftOut("01.M4A") == nil)
+    #expect(QueueLoader.whyLeftOut("cover.JPG") == nil)
   }
 
   @Test func aFileNamedOnTheCommandLineIsTakenAsIs() throws {

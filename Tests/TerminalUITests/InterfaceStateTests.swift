@@ -1,3 +1,4 @@
+import Glibc
 import PlayerEngine
 import SessionCore
 import Testing
@@ -34,6 +35,28 @@ import Testing
     var out: [InterfaceEffect] = []
     for n in names { out += s.handle(try Key(parsing: n), now: 0) }
     return out
+  }
+
+  /// Nothing invisible (issue 12): a file of no format hark plays is listed, marked, and says
+  /// why when chosen or added; it never replaces the queue. Covers and booklets stay out.
+  @Test func anUnplayableFileIsListedAndSaysWhyWhenChosen() throws {
+    let folder = "/tmp/hark-folder-\(getpid())"
+    _ = system("rm -rf '\(folder)'; mkdir -p '\(folder)'")
+    defer { _ = system("rm -rf '\(folder)'") }
+    for name in ["01 Song.m4a", "02 Tune.mid", "cover.jpg", "notes.txt"] {
+      _ = system("touch '\(folder)/\(name)'")
+    }
+    let listing = Folder.list(folder)
+    let rows = try listing.get()
+    #expect(rows.map(\.name) == ["..", "01 Song.m4a", "02 Tune.mid"])
+    #expect(rows[1].kind == .file)
+    #expect(rows[2].kind == .unplayable(reason: "hark plays no .mid files"))
+    var s = makeState()
+    s.showFolder(folder, listing, now: 0)
+    #expect(try press(&s, "down", "down", "enter").isEmpty, "chosen, it replaces nothing")
+    #expect(s.message?.text == "Cannot play '02 Tune.mid': hark plays no .mid files")
+    #expect(try press(&s, "a").isEmpty)
+    #expect(s.message?.text == "Cannot add '02 Tune.mid': hark plays no .mid files")
   }
 
   /// The interface's keys are one more source of remote commands (G17), each key its own

@@ -8,6 +8,9 @@ public struct LibraryEntry: Hashable, Sendable {
     case parent
     case folder
     case file
+    /// A file of no format hark plays (`QueueLoader.whyLeftOut`): listed, marked, and says why
+    /// when chosen, rather than invisible.
+    case unplayable(reason: String)
   }
   public var kind: Kind
   /// The name shown: the file or folder name.
@@ -72,6 +75,8 @@ public enum Folder {
         folders.append(LibraryEntry(kind: .folder, name: name, path: full))
       } else if isAudio(name) {
         files.append(LibraryEntry(kind: .file, name: name, path: full))
+      } else if let reason = QueueLoader.whyLeftOut(name) {
+        files.append(LibraryEntry(kind: .unplayable(reason: reason), name: name, path: full))
       }
     }
     closedir(dir)

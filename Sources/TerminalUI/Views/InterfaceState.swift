@@ -313,7 +313,7 @@ public struct InterfaceState: Sendable {
       overlay = .routePicker(
         ListPosition(selected: outputs?.firstIndex { $0.name == snapshot.deviceName } ?? 0))
       return [.listOutputs]
-    case .playSelection: return playSelection()
+    case .playSelection: return playSelection(now: now)
     case .addToQueue: return addSelection(now: now)
     case .remove:
       guard view == .queue else {
@@ -361,7 +361,7 @@ public struct InterfaceState: Sendable {
     position = p
   }
 
-  private mutating func playSelection() -> [InterfaceEffect] {
+  private mutating func playSelection(now: UInt64) -> [InterfaceEffect] {
     switch view {
     case .library:
       let rows = libraryRows
@@ -376,6 +376,9 @@ public struct InterfaceState: Sendable {
         let files = rows.filter { $0.kind == .file }.map(\.path)
         let start = files.firstIndex(of: entry.path) ?? 0
         return [.replaceQueue(files, start: start)]
+      case .unplayable(let reason):
+        say("Cannot play '\(entry.name)': \(reason)", now: now)
+        return []
       }
     case .queue:
       let rows = queueRows
@@ -401,6 +404,9 @@ public struct InterfaceState: Sendable {
       let title = tags[entry.path]?.title ?? Folder.title(fromName: entry.name)
       say("Added '\(title)' to the queue", now: now)
       return [.perform(.add([entry.path], play: false))]
+    case .unplayable(let reason):
+      say("Cannot add '\(entry.name)': \(reason)", now: now)
+      return []
     }
   }
 

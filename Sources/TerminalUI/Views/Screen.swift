@@ -143,6 +143,9 @@ public enum Screen {
           title: info?.title ?? Folder.title(fromName: e.name), artist: info?.artist ?? "",
           time: info?.duration.map(Format.time) ?? "", columns: cols)
         style = isCurrent ? .current : .normal
+      case .unplayable(let reason):
+        text = row(marker: "✗", title: e.name, artist: reason, time: "", columns: cols)
+        style = .dim
       }
       if index == s.libraryPosition.selected { style = .selected }
       line(c, r, text, style)
