@@ -19,7 +19,7 @@ public struct PlaybackPolicy: Equatable, Sendable {
     /// Give the audio back (without notifying: a paused player resumes nobody).
     case deactivate
     /// A line for the user.
-    case say(String)
+    case say(PlayerMessage)
   }
 
   public private(set) var phase: Phase = .stopped
@@ -54,7 +54,7 @@ public struct PlaybackPolicy: Equatable, Sendable {
   /// The server refused (G10): stay paused and say why.
   public mutating func activationRefused(_ reason: String) -> [Effect] {
     if phase == .playing { phase = .paused(.interruption) }
-    return [.say("cannot play now: \(reason)")]
+    return [.say(.cannotPlayNow(reason: reason))]
   }
 
   /// The user pressed pause.
@@ -77,7 +77,7 @@ public struct PlaybackPolicy: Equatable, Sendable {
     switch phase {
     case .playing:
       phase = .interrupted(resumeAfter: true, by: cause)
-      return [.stopOutput, .say(Self.describe(cause, resuming: true))]
+      return [.stopOutput, .say(.interrupted(cause, willResume: true))]
     case .paused:
       phase = .interrupted(resumeAfter: false, by: cause)
       return []
@@ -108,9 +108,9 @@ public struct PlaybackPolicy: Equatable, Sendable {
     guard resumeAfter else { return [] }
     switch reason {
     case .interrupterExited:
-      return [.say("'\(by.by)' ended without finishing; press play to resume")]
+      return [.say(.interrupterVanished(by.by))]
     case .interrupterDeactivated:
-      return [.say("'\(by.by)' took over; staying paused")]
+      return [.say(.tookOver(by.by))]
     }
   }
 
@@ -123,12 +123,12 @@ public struct PlaybackPolicy: Equatable, Sendable {
         // the speakers (G5).
         phase = .interrupted(resumeAfter: false, by: by)
         pausedByRouteFrom = change.previous
-        return [.say("'\(change.previous.name)' went away; will not resume after the interruption")]
+        return [.say(.outputWentAwayWhileInterrupted(change.previous.name))]
       }
       guard phase == .playing else { return [] }
       phase = .paused(.route)
       pausedByRouteFrom = change.previous
-      return [.stopOutput, .deactivate, .say("paused: '\(change.previous.name)' went away")]
+      return [.stopOutput, .deactivate, .say(.outputWentAway(change.previous.name))]
     case .newDeviceAvailable:
       if resumeOnReconnect, phase == .paused(.route), change.current == pausedByRouteFrom {
         return [.activateAndPlay]
@@ -142,12 +142,5 @@ public struct PlaybackPolicy: Equatable, Sendable {
   /// The queue ran out, or the user stopped.
   public mutating func stopped() {
     phase = .stopped
-  }
-
-  static func describe(_ cause: InterruptionCause, resuming: Bool) -> String {
-    switch cause.kind {
-    case .call: "paused: call in progress" + (resuming ? " (will resume)" : "")
-    case .otherAudio: "paused: '\(cause.by)' is playing"
-    }
   }
 }

@@ -70,7 +70,7 @@ import Testing
     var policy = playing()
     #expect(
       policy.interruptionBegan(call) == [
-        .stopOutput, .say("paused: call in progress (will resume)"),
+        .stopOutput, .say(.interrupted(call, willResume: true)),
       ])
     #expect(policy.phase == .interrupted(resumeAfter: true, by: call))
     #expect(policy.pausedBy == .interruption)
@@ -101,10 +101,11 @@ import Testing
 
   @Test func G14_endedWithoutShouldResumeStaysPausedByTheInterruption() {
     var policy = playing()
-    #expect(policy.interruptionBegan(music) == [.stopOutput, .say("paused: 'music' is playing")])
+    #expect(
+      policy.interruptionBegan(music) == [.stopOutput, .say(.interrupted(music, willResume: true))])
     #expect(
       policy.interruptionEnded(shouldResume: false, reason: .interrupterDeactivated)
-        == [.say("'music' took over; staying paused")])
+        == [.say(.tookOver("music"))])
     #expect(policy.phase == .paused(.interruption))
     #expect(policy.pausedBy == .interruption)
     #expect(!policy.isPlaying)
@@ -115,7 +116,7 @@ import Testing
     _ = policy.interruptionBegan(call)
     #expect(
       policy.interruptionEnded(shouldResume: false, reason: .interrupterExited)
-        == [.say("'hark call' ended without finishing; press play to resume")])
+        == [.say(.interrupterVanished("hark call"))])
     #expect(policy.phase == .paused(.interruption))
     #expect(policy.userPlay() == [.activateAndPlay])
   }
@@ -168,7 +169,7 @@ import Testing
     var policy = playing()
     #expect(
       policy.routeChanged(unplugged(headphones)) == [
-        .stopOutput, .deactivate, .say("paused: 'Headphones' went away"),
+        .stopOutput, .deactivate, .say(.outputWentAway("Headphones")),
       ])
     #expect(policy.phase == .paused(.route))
     #expect(policy.pausedBy == .route)
@@ -239,7 +240,7 @@ import Testing
     #expect(policy.userPlay() == [.activateAndPlay])
     #expect(
       policy.activationRefused("a call is in progress") == [
-        .say("cannot play now: a call is in progress")
+        .say(.cannotPlayNow(reason: "a call is in progress"))
       ])
     #expect(policy.phase == .paused(.user))
     #expect(!policy.isPlaying)
@@ -256,7 +257,7 @@ import Testing
     var policy = playing()
     #expect(
       policy.activationRefused("a call is in progress") == [
-        .say("cannot play now: a call is in progress")
+        .say(.cannotPlayNow(reason: "a call is in progress"))
       ])
     #expect(policy.phase == .paused(.interruption))
   }

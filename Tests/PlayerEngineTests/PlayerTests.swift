@@ -100,7 +100,8 @@ import Testing
     #expect(s.state == .stopped)
     #expect(s.pausedBy == nil)
     #expect(s.current == s.queue.first)
-    #expect(s.problem == "Cannot play — a call is in progress")
+    #expect(s.problem == .activationRefused("a call is in progress"))
+    #expect(s.problem?.description == "Cannot play — a call is in progress")
     #expect(rig.devices.opened.allSatisfy { $0.framesWritten == 0 })
     rig.session.refuse(nil)
     #expect(await rig.player.send(.play) == .success)
@@ -565,7 +566,7 @@ final class PlayerRig: Sendable {
     player.observe { snapshot, notices in
       said.withLock { $0 += notices }
       for case .nowPlaying(let track) in notices {
-        problems.withLock { $0.append((track.path, snapshot.problem)) }
+        problems.withLock { $0.append((track.path, snapshot.problem?.description)) }
       }
     }
     loop = Task { await player.run(files: tracks) }
@@ -581,7 +582,7 @@ final class PlayerRig: Sendable {
     notices.compactMap { if case .couldNotPlay(_, let line) = $0 { line } else { nil } }
   }
   var messages: [String] {
-    notices.compactMap { if case .message(let m) = $0 { m } else { nil } }
+    notices.compactMap { if case .message(let m) = $0 { m.description } else { nil } }
   }
   var heard: [String] {
     notices.compactMap { if case .nowPlaying(let t) = $0 { t.path } else { nil } }

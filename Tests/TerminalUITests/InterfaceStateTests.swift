@@ -233,12 +233,27 @@ import Testing
     snap.state = .paused
     snap.pausedBy = .interruption
     s.update(snap)
-    s.note(.message("paused: call in progress (will resume)"), now: 0)
+    s.note(
+      .message(.interrupted(InterruptionCause(kind: .call, by: "call"), willResume: true)), now: 0)
     #expect(s.message?.text == "Paused: call in progress (will resume)")
     snap.state = .playing
     snap.pausedBy = nil
     s.update(snap)
     #expect(s.message == nil)
+  }
+
+  /// The player's messages are data (issue 11): the interface picks the style by what happened,
+  /// not by how the words begin.
+  @Test func aProblemIsShownAsAnErrorAndNewsIsNot() {
+    var s = makeState()
+    s.note(.message(.volumeChangeFailed("the mixer is gone")), now: 0)
+    #expect(s.message?.text == "Cannot change the volume: the mixer is gone")
+    #expect(s.message?.style == .error)
+    s.note(.message(.deviceWentAway("hw:1,0", reason: "No such device")), now: 0)
+    #expect(s.message?.style == .error)
+    s.note(.message(.handedOver(count: 2, first: "a.flac", placement: .next)), now: 0)
+    #expect(s.message?.text == "2 files to play next")
+    #expect(s.message?.style == .normal)
   }
 
   /// "Resumed: 'call' ended" must not hide "Quieter — another app is speaking" (G9) or silent
@@ -248,7 +263,7 @@ import Testing
     var snap = s.snapshot
     snap.state = .playing
     s.update(snap)
-    s.note(.message("resumed: 'call' ended"), now: 0)
+    s.note(.message(.resumed(after: "call")), now: 0)
     #expect(s.message?.text == "Resumed: 'call' ended")
     snap.ducked = true
     s.update(snap)

@@ -117,7 +117,7 @@ public final class Player: @unchecked Sendable {
   private var route: Route?
   private var ducked = false
   private var silentMode = false
-  private var problem: String?
+  private var problem: PlayerProblem?
   /// Files skipped since a track was last heard: the problem line counts them, and it stays
   /// up through the track heard after them (a skip happens in a blink; the line must not).
   private var skippedInARow = 0
@@ -202,7 +202,7 @@ public final class Player: @unchecked Sendable {
       }
     }
     do { try await session.setCategory(.playback, options: []) } catch {
-      say("cannot register with the session server: \(error)")
+      say(.cannotRegister("\(error)"))
     }
     if !files.isEmpty {
       queue.withLock { q in
@@ -322,13 +322,13 @@ public final class Player: @unchecked Sendable {
       guard let volume else { return .commandDisabled }
       let sign: Double = command.kind == .volumeUp ? 1 : -1
       do { try volume.setVolume(percent: volume.volumePercent + sign * p) } catch {
-        say("cannot change the volume: \(error)")
+        say(.volumeChangeFailed("\(error)"))
         return .commandFailed
       }
     case .mute:
       guard let volume, volume.canMute else { return .commandDisabled }
       do { try volume.setMuted(!volume.isMuted) } catch {
-        say("cannot mute: \(error)")
+        say(.muteFailed("\(error)"))
         return .commandFailed
       }
     }
@@ -384,12 +384,10 @@ public final class Player: @unchecked Sendable {
         if q.currentID == nil { q.setCurrent(added.first?.id) }
         return added
       }
-      let files = added.count == 1 ? "'\(fileName(added[0].path))'" : "\(added.count) files"
-      switch placement {
-      case .now:
-        if let first = added.first { await start(first) }
-      case .next: say("\(files) to play next")
-      case .end: say("\(files) added to the queue")
+      if placement == .now, let first = added.first {
+        await start(first)
+      } else if let first = added.first {
+        say(.handedOver(count: added.count, first: fileName(first.path), placement: placement))
       }
       replanIfNeeded()
     case .remove(let id):
@@ -424,18 +422,18 @@ public final class Player: @unchecked Sendable {
       replanIfNeeded()
     case .setVolume(let percent):
       do { try volume?.setVolume(percent: percent) } catch {
-        say("cannot change the volume: \(error)")
+        say(.volumeChangeFailed("\(error)"))
       }
     case .selectDevice(let name):
       switch engine.setDevice(name) {
       case .success:
         volume = nil
         findVolume(of: name)
-        say("playing on '\(name)'")
+        say(.playingOn(name))
       case .failure(let error):
         say(
-          "cannot play on '\(name)': \(error.message); staying on '\(engine.snapshot().deviceName)'"
-        )
+          .outputRefused(
+            name, reason: error.message, stayingOn: engine.snapshot().deviceName))
       }
     case .restore(let paths, let current, let position, let shuffle, let repeatMode):
       if engineHasATrack || policy.phase != .stopped { await stop() }
@@ -502,7 +500,7 @@ public final class Player: @unchecked Sendable {
       let effects = policy.interruptionEnded(shouldResume: shouldResume, reason: reason)
       await carryOut(effects)
       if effects.contains(.activateAndPlay) && policy.isPlaying {
-        say("resumed" + (by.map { ": '\($0)' ended" } ?? ""))
+        say(.resumed(after: by))
       }
       interruption = nil
     case .routeChange(let change):
@@ -513,7 +511,7 @@ public final class Player: @unchecked Sendable {
         // The device failing may have been seen first (the sound server ended the stream it
         // had moved): the output that really went is this one.
         if !wasPlaying, let known = lostRoute, known.kind == .unknown, known != change.previous {
-          say("paused: '\(change.previous.name)' went away")
+          say(.outputWentAway(change.previous.name))
         }
         lostRoute = change.previous
       }
@@ -542,10 +540,8 @@ public final class Player: @unchecked Sendable {
       failed[track.id] = error.reason
       notices.append(.couldNotPlay(track, line: error.description))
       skippedInARow += 1
-      let others =
-        skippedInARow == 1
-        ? "" : " (\(skippedInARow - 1) more skipped before it: marked ✗ in the queue)"
-      problem = "Could not play \(fileName(track.path)): \(error.reason)\(others)"
+      problem = .skipped(
+        file: fileName(track.path), reason: error.reason, moreBefore: skippedInARow - 1)
       problemOutlivesNextTrack = true
     case .deviceLost(let device, let code):
       // Already paused because its output went: the session server ends a stream the sound
@@ -555,7 +551,7 @@ public final class Player: @unchecked Sendable {
       // The engine has already stopped writing; the route change itself comes through the
       // session server, like every real output event.
       let lost = Route(name: device, kind: .unknown)
-      say("output '\(device)' went away (\(String(cString: strerror(-code))))")
+      say(.deviceWentAway(device, reason: String(cString: strerror(-code))))
       lostRoute = lost
       if await !session.outputLost(lost) {
         await carryOut(
@@ -565,7 +561,7 @@ public final class Player: @unchecked Sendable {
     case .deviceFailed(let message):
       notices.append(
         .outputFailed(line: "cannot play on '\(engine.snapshot().deviceName)': \(message)"))
-      problem = "Cannot play on '\(engine.snapshot().deviceName)': \(message)"
+      problem = .outputFailed(device: engine.snapshot().deviceName, message: message)
       policy.stopped()
       try? await session.setActive(false)
     case .nowHearing(let track):
@@ -577,7 +573,7 @@ public final class Player: @unchecked Sendable {
       }
       notices.append(.nowPlaying(track))
     case .fault(let what):
-      say("audio engine fault: \(what)")
+      say(.engineFault(what))
     case .outputStarted:
       break  // the snapshot taken after each event says that the position now moves
     case .loaded(let track):
@@ -604,15 +600,15 @@ public final class Player: @unchecked Sendable {
           try await session.setActive(true)
         } catch let refusal as ActivationRefusal {
           await carryOut(policy.activationRefused(refusal.description))
-          problem = "Cannot play — \(refusal.description)"
+          problem = .activationRefused(refusal.description)
           continue
         } catch {
-          say("cannot play: \(error)")
+          say(.cannotPlay("\(error)"))
           continue
         }
         interruption = nil
         lostRoute = nil
-        problem = problem.flatMap { $0.hasPrefix("Cannot play —") ? nil : $0 }
+        if case .activationRefused = problem { problem = nil }
         let target = startTarget ?? queue.withLock { $0.current ?? $0.first }
         guard let target else { continue }
         if startTarget != nil || !engineHasATrack {
@@ -640,7 +636,7 @@ public final class Player: @unchecked Sendable {
     }
   }
 
-  private func say(_ line: String) { notices.append(.message(line)) }
+  private func say(_ message: PlayerMessage) { notices.append(.message(message)) }
 
   // MARK: The snapshot
 

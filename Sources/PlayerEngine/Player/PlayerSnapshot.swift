@@ -57,7 +57,7 @@ public struct PlayerSnapshot: Sendable, Equatable {
   public var ducked = false
   public var silentMode = false
   /// The last problem worth a line: a file that would not play, a refused activation.
-  public var problem: String?
+  public var problem: PlayerProblem?
   /// Whether the session server last said this player is the now-playing app (G18); false
   /// without a server.
   public var isNowPlaying = false
@@ -133,8 +133,8 @@ public enum PlayerNotice: Sendable, Equatable {
   case nowPlaying(QueuedTrack)
   /// The position jumped (a seek), to this many seconds.
   case seeked(Double)
-  /// A line for the user: a refusal, an output that went away, a resume.
-  case message(String)
+  /// Something for the user: a refusal, an output that went away, a resume.
+  case message(PlayerMessage)
   /// A file was skipped: `line` names it in full with the reason (for the log and the
   /// headless player's output); the snapshot's `problem` says it in short for a status line.
   case couldNotPlay(QueuedTrack, line: String)

@@ -344,7 +344,7 @@ private final class InterfaceLoop {
       requestQueueTags()
     }
     for notice in mail.notices {
-      if case .message(let line) = notice { log(line) }
+      if case .message(let message) = notice { log(message.description) }
       if case .couldNotPlay(_, let line) = notice { log(line) }
       state.note(notice, now: now)
     }

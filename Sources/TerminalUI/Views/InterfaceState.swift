@@ -203,9 +203,10 @@ public struct InterfaceState: Sendable {
   /// What the player reported besides its new state.
   public mutating func note(_ notice: PlayerNotice, now: UInt64) {
     switch notice {
-    case .message(let line):
-      let isError = line.hasPrefix("cannot") || line.hasPrefix("output")
-      say(capitalized(line), style: isError ? .error : .normal, now: now, isAboutState: true)
+    case .message(let message):
+      say(
+        capitalized(message.description), style: message.isProblem ? .error : .normal, now: now,
+        isAboutState: true)
     case .outputFailed(let line):
       say(capitalized(line), style: .error, now: now, isAboutState: true)
     case .queueEnded(let nothingPlayed):

@@ -256,7 +256,7 @@ public enum Screen {
   static func status(_ s: InterfaceState, now: UInt64) -> (String, Style)? {
     if let m = s.message, m.expires > now { return (m.text, m.style) }
     if let r = s.snapshot.reason { return (r, .warning) }
-    if let p = s.snapshot.problem { return (p, .error) }
+    if let p = s.snapshot.problem { return (p.description, .error) }
     return nil
   }
 

@@ -42,7 +42,7 @@ final class HeadlessPlayer {
       let newTrack = notices.contains {
         switch $0 {
         case .nowPlaying: true
-        case .message(let m): m.hasPrefix("resumed")
+        case .message(let m): m.isResume
         case .seeked, .queueEnded, .couldNotPlay, .outputFailed: false
         }
       }
@@ -64,7 +64,9 @@ final class HeadlessPlayer {
           // Of the queue as it is now: files handed over from elsewhere count.
           let total = snap.playOrder.count
           say("playing '\(snap.title ?? QueueLoader.title(fromPath: track.path))' (\(n)/\(total))")
-        case .message(let line), .couldNotPlay(_, let line):
+        case .message(let message):
+          say(message.description)
+        case .couldNotPlay(_, let line):
           say(line)
         case .seeked(let position):
           say("at \(formatTime(position))")

@@ -1,0 +1,104 @@
+import SessionCore
+
+/// Something the player tells the user besides its new state, as what happened rather than as
+/// words: each view chooses the wording and the style (the interface shows a problem in its
+/// error colour, the headless player prints `description`), with no matching on the text.
+public enum PlayerMessage: Sendable, Equatable, CustomStringConvertible {
+  /// Paused by another app's audio (G11, G13); `willResume` when it was playing and a call's
+  /// end will bring it back (G14).
+  case interrupted(InterruptionCause, willResume: Bool)
+  /// Playing again after an interruption (`by` the app that ended, when known).
+  case resumed(after: String?)
+  /// The interrupter went (crashed, killed) without saying it was done: no resume (G14).
+  case interrupterVanished(String)
+  /// The interrupter deactivated without letting others resume: another app took over.
+  case tookOver(String)
+  /// The output in use went away: paused, stays paused (G5).
+  case outputWentAway(String)
+  /// The output went away during an interruption: nothing resumes after it (G5).
+  case outputWentAwayWhileInterrupted(String)
+  /// The device itself failed (ENODEV and kin), with the system's words.
+  case deviceWentAway(String, reason: String)
+  /// The session server refused to let it play now (G10).
+  case cannotPlayNow(reason: String)
+  /// Activation failed for another reason (the session server unreachable mid-request).
+  case cannotPlay(String)
+  case cannotRegister(String)
+  case volumeChangeFailed(String)
+  case muteFailed(String)
+  /// The user picked another output, and playback moved there (G6).
+  case playingOn(String)
+  /// The user picked an output that would not open; playback stays where it was.
+  case outputRefused(String, reason: String, stayingOn: String)
+  /// Files handed over from another terminal: `count` files (the first named), placed so.
+  case handedOver(count: Int, first: String, placement: QueuePlacement)
+  /// Something inside the engine the user cannot fix but should hear of.
+  case engineFault(String)
+
+  /// Whether it is a problem (shown as an error) rather than news.
+  public var isProblem: Bool {
+    switch self {
+    case .deviceWentAway, .cannotPlayNow, .cannotPlay, .cannotRegister, .volumeChangeFailed,
+      .muteFailed, .outputRefused, .engineFault:
+      true
+    case .interrupted, .resumed, .interrupterVanished, .tookOver, .outputWentAway,
+      .outputWentAwayWhileInterrupted, .playingOn, .handedOver:
+      false
+    }
+  }
+
+  /// Whether playback resumed: a new state, not a new track.
+  public var isResume: Bool { if case .resumed = self { true } else { false } }
+
+  /// The words, lower case first (a view capitalises them where a line starts).
+  public var description: String {
+    switch self {
+    case .interrupted(let cause, let willResume):
+      switch cause.kind {
+      case .call: "paused: call in progress" + (willResume ? " (will resume)" : "")
+      case .otherAudio: "paused: '\(cause.by)' is playing"
+      }
+    case .resumed(let by): "resumed" + (by.map { ": '\($0)' ended" } ?? "")
+    case .interrupterVanished(let by): "'\(by)' ended without finishing; press play to resume"
+    case .tookOver(let by): "'\(by)' took over; staying paused"
+    case .outputWentAway(let name): "paused: '\(name)' went away"
+    case .outputWentAwayWhileInterrupted(let name):
+      "'\(name)' went away; will not resume after the interruption"
+    case .deviceWentAway(let device, let reason): "output '\(device)' went away (\(reason))"
+    case .cannotPlayNow(let reason): "cannot play now: \(reason)"
+    case .cannotPlay(let why): "cannot play: \(why)"
+    case .cannotRegister(let why): "cannot register with the session server: \(why)"
+    case .volumeChangeFailed(let why): "cannot change the volume: \(why)"
+    case .muteFailed(let why): "cannot mute: \(why)"
+    case .playingOn(let device): "playing on '\(device)'"
+    case .outputRefused(let device, let reason, let staying):
+      "cannot play on '\(device)': \(reason); staying on '\(staying)'"
+    case .handedOver(let count, let first, let placement):
+      (count == 1 ? "'\(first)'" : "\(count) files")
+        + (placement == .end ? " added to the queue" : " to play next")
+    case .engineFault(let what): "audio engine fault: \(what)"
+    }
+  }
+}
+
+/// Why the player cannot play what the user asked, kept up on the status line (the snapshot's
+/// `problem`) longer than a message: until the next track is heard, or the cause is gone.
+public enum PlayerProblem: Sendable, Equatable, CustomStringConvertible {
+  /// A file was skipped, with its reason; `moreBefore` files were skipped just before it.
+  case skipped(file: String, reason: String, moreBefore: Int)
+  /// The output would not open.
+  case outputFailed(device: String, message: String)
+  /// The session server refused to let it play (G10).
+  case activationRefused(String)
+
+  /// The words, as a status line shows them.
+  public var description: String {
+    switch self {
+    case .skipped(let file, let reason, let more):
+      "Could not play \(file): \(reason)"
+        + (more == 0 ? "" : " (\(more) more skipped before it: marked ✗ in the queue)")
+    case .outputFailed(let device, let message): "Cannot play on '\(device)': \(message)"
+    case .activationRefused(let why): "Cannot play — \(why)"
+    }
+  }
+}
