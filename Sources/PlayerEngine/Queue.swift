@@ -8,6 +8,11 @@ public enum QueueLoader {
     var files: [String] = []
     var problems: [String] = []
     for argument in arguments {
+      // A track of a cue sheet, as a queue names it ("Live.cue#3"), passed on as it is.
+      if let reference = CueSheet.Reference(argument), access(reference.sheet, R_OK) == 0 {
+        files.append(argument)
+        continue
+      }
       var st = stat()
       guard stat(argument, &st) == 0 else {
         problems.append(
@@ -27,6 +32,11 @@ public enum QueueLoader {
       case S_IFREG:
         if isPlaylist(argument) {
           files += readPlaylist(argument, problems: &problems)
+        } else if fileExtension(argument) == "cue" {
+          switch CueSheet.read(argument) {
+          case .success(let sheet): files += sheet.references(argument)
+          case .failure(let error): problems.append(error.description)
+          }
         } else {
           files.append(argument)
         }
@@ -138,9 +148,18 @@ public enum QueueLoader {
         if !name.hasPrefix(".") { names.append(name) }
       }
       closedir(dir)
+      // An album ripped to one file with its cue sheet is its tracks: the sheet stands for the
+      // file it cuts (a sheet that cannot be read leaves the file as it is).
+      let sheets = QueueLoader.cueSheets(in: directory, names)
+      let cut = Set(sheets.values.flatMap(\.files))
       var out: [String] = []
       for name in names.sorted(by: { $0.localizedStandardLess($1) }) {
         let path = directory.hasSuffix("/") ? directory + name : directory + "/" + name
+        if let sheet = sheets[path] {
+          out += sheet.references(path)
+          continue
+        }
+        if cut.contains(path) { continue }
         var st = stat()
         guard stat(path, &st) == 0 else { continue }
         switch st.st_mode & S_IFMT {
@@ -185,8 +204,25 @@ public enum QueueLoader {
     return out
   }
 
-  /// A title for a file without tags: its name without folder and extension.
+  /// The readable cue sheets among `names` in `directory` whose audio files are there, by path.
+  public static func cueSheets(in directory: String, _ names: [String]) -> [String: CueSheet] {
+    var sheets: [String: CueSheet] = [:]
+    for name in names where fileExtension(name) == "cue" {
+      let path = directory.hasSuffix("/") ? directory + name : directory + "/" + name
+      guard case .success(let sheet) = CueSheet.read(path),
+        sheet.files.allSatisfy({ access($0, R_OK) == 0 })
+      else { continue }
+      sheets[path] = sheet
+    }
+    return sheets
+  }
+
+  /// A title for a file without tags: its name without folder and extension ("Live #3" for
+  /// the third track of Live.cue).
   public static func title(fromPath path: String) -> String {
+    if let reference = CueSheet.Reference(path) {
+      return title(fromPath: reference.sheet) + " #\(reference.track)"
+    }
     let name = path.split(separator: "/").last.map(String.init) ?? path
     guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return name }
     return String(name[..<dot])

@@ -3,7 +3,8 @@
 # ALAC in .m4a, WavPack and raw AAC play through ALSA's pulse device and are heard, with their
 # tags; a folder of them is queued whole; a damaged one is named with its reason and the next
 # plays; the helper killed mid-track ends that track, not the player; a FLAC-only run never
-# loads FFmpeg.
+# loads FFmpeg. And a concert ripped to one file with its cue sheet plays as its tracks,
+# named, without a gap between them, each seekable within itself.
 source "$(dirname "$0")/lib.sh"
 start_pulse
 media="$E2E_DIR/media"
@@ -55,3 +56,58 @@ maps=$(cat "/proc/$PID_flac/maps")
 ! grep -q "libavformat\|libavcodec" <<<"$maps" || fail "a FLAC-only player mapped FFmpeg"
 ! pgrep -f hark-ffmpeg >/dev/null || fail "a FLAC-only player started the FFmpeg helper"
 pass "a FLAC-only run maps no FFmpeg library and starts no helper"
+wait_for 10 "the FLAC-only player done" bash -c "! kill -0 $PID_flac 2>/dev/null"
+
+# --- A cue sheet: one FLAC of three 2 s tones (330, 550, 770 Hz), cut into three tracks.
+mkdir "$media/live"
+for f in 330 550 770; do sox -n -r 44100 -c 2 "$media/live/$f.wav" synth 2 sine $f vol 0.3; done
+sox "$media/live/330.wav" "$media/live/550.wav" "$media/live/770.wav" "$media/live/Live.flac"
+rm "$media/live/"*.wav
+cat >"$media/live/Live.cue" <<'CUE'
+PERFORMER "The Band"
+TITLE "Live at Home"
+FILE "Live.wav" WAVE
+  TRACK 01 AUDIO
+    TITLE "Opening"
+    INDEX 01 00:00:00
+  TRACK 02 AUDIO
+    TITLE "Middle"
+    INDEX 01 00:02:00
+  TRACK 03 AUDIO
+    TITLE "Encore"
+    INDEX 01 00:04:00
+CUE
+t0=$(now)
+start live hark play --no-ui --device pulse "$media/live"
+expect_log live "playing 'Opening' (1/3)" 10
+expect_log live "playing 'Middle' (2/3)" 10
+expect_log live "playing 'Encore' (3/3)" 10
+wait_for 10 "the cue sheet played" bash -c "! kill -0 $PID_live 2>/dev/null"
+# Gapless between the tracks: no silence longer than 20 ms from the first sound to the last.
+first=$(probe first-sound "$t0" "$(now)")
+last=$(probe last-sound "$t0" "$(now)")
+gap=$(probe longest-silence "$(python3 -c "print($t0 + $first + 0.05)")" "$(python3 -c "print($t0 + $last - 0.05)")")
+check "$gap <= 0.02" || fail "a gap of ${gap}s between the cue sheet's tracks"
+probe blocks "$t0" "$(now)" 110 110 >"$E2E_DIR/live-blocks.txt"
+for k in 2 4 6; do
+  heard=$(awk -v k="$k" '$1 == k { s += $2 } END { print s + 0 }' "$E2E_DIR/live-blocks.txt")
+  check "$heard >= 1.8" || fail "block $k heard for ${heard}s of 2: $(cat "$E2E_DIR/live-blocks.txt")"
+done
+pass "a cue sheet plays as its named tracks, every one heard, without a gap (longest ${gap}s)"
+
+# Each track is seekable within itself, and is as long as its stretch of the file (paused
+# first, so that the seek is not raced by the track's end).
+start live2 hark play --no-ui --device pulse "$media/live/Live.cue#2" "$media/live/Live.cue#3"
+expect_log live2 "playing 'Middle' (1/2)" 10
+hark ctl pause || fail "pause failed"
+wait_until 5 "the track's length published" 'check "$(playback duration) == 2"'
+hark ctl position 1.5 || fail "a seek within the cue track failed"
+expect_log live2 "at 0:01" 5
+t_seek=$(now)
+hark ctl play || fail "play failed"
+wait_until 5 "at least 1.7 s" 'position_at_least 1.7'
+f=$(probe freq "$t_seek" "$(now)")
+check "abs($f - 550) < 20" || fail "after the seek within 'Middle', $f Hz was heard, not 550"
+expect_log live2 "playing 'Encore' (2/2)" 10
+wait_for 10 "the second cue run done" bash -c "! kill -0 $PID_live2 2>/dev/null"
+pass "a cue track is 2 s long and seeks within itself ($f Hz after the seek)"

@@ -59,6 +59,36 @@ import Testing
     #expect(s.message?.text == "Cannot add '02 Tune.mid': hark plays no .mid files")
   }
 
+  /// An album ripped to one file with its cue sheet shows as its tracks (issue 12); Enter on
+  /// one plays the album from it.
+  @Test func aCueSheetShowsAsItsTracksInsteadOfItsFile() throws {
+    let folder = "/tmp/hark-cue-folder-\(getpid())"
+    _ = system("rm -rf '\(folder)'; mkdir -p '\(folder)'; touch '\(folder)/Live.flac'")
+    defer { _ = system("rm -rf '\(folder)'") }
+    let sheet = """
+      FILE "Live.flac" WAVE
+        TRACK 01 AUDIO
+          TITLE "Opening"
+          INDEX 01 00:00:00
+        TRACK 02 AUDIO
+          TITLE "Encore"
+          INDEX 01 03:00:00
+      """
+    let f = fopen(folder + "/Live.cue", "w")
+    fputs(sheet, f)
+    fclose(f)
+    let listing = Folder.list(folder)
+    let rows = try listing.get()
+    #expect(rows.map(\.name) == ["..", "01 Opening", "02 Encore"])
+    #expect(rows.dropFirst().map(\.path) == [folder + "/Live.cue#1", folder + "/Live.cue#2"])
+    var s = makeState()
+    s.showFolder(folder, listing, now: 0)
+    #expect(
+      try press(&s, "down", "down", "enter") == [
+        .replaceQueue([folder + "/Live.cue#1", folder + "/Live.cue#2"], start: 1)
+      ])
+  }
+
   /// The interface's keys are one more source of remote commands (G17), each key its own
   /// command (G19): they go through the same path as MPRIS and `hark ctl`, never to the
   /// engine directly.

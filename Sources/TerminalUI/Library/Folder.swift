@@ -56,12 +56,33 @@ public enum Folder {
     }
     var folders: [LibraryEntry] = []
     var files: [LibraryEntry] = []
+    var names: [String] = []
+    while let entry = readdir(dir) {
+      let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+        String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+      }
+      if !name.hasPrefix(".") { names.append(name) }
+    }
+    // An album ripped to one file with its cue sheet shows as its tracks, not as the file.
+    let sheets = QueueLoader.cueSheets(in: path, names)
+    let cut = Set(sheets.values.flatMap(\.files))
+    for (sheetPath, sheet) in sheets {
+      for track in sheet.tracks {
+        let number = track.number < 10 ? "0\(track.number)" : "\(track.number)"
+        files.append(
+          LibraryEntry(
+            kind: .file, name: "\(number) \(track.title ?? "Track \(track.number)")",
+            path: CueSheet.Reference(sheet: sheetPath, track: track.number).path))
+      }
+    }
+    rewinddir(dir)
     while let entry = readdir(dir) {
       let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
         String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
       }
       if name.hasPrefix(".") { continue }
       let full = join(path, name)
+      if cut.contains(full) { continue }
       var isFolder = Int32(entry.pointee.d_type) == Int32(DT_DIR)
       // Symbolic links and file systems that do not fill d_type need a stat.
       if Int32(entry.pointee.d_type) == Int32(DT_LNK)

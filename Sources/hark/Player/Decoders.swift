@@ -12,6 +12,15 @@ enum Decoders {
   /// it reads; otherwise libsndfile, and FFmpeg's helper when libsndfile does not know the file
   /// (no extension, or a wrong one), with libsndfile's reason kept when neither reads it.
   static func open(_ path: String) throws(DecodeError) -> any AudioDecoder {
+    // A track of a cue sheet: that stretch of the file the sheet names.
+    if let reference = CueSheet.Reference(path) {
+      return try CueSheet.open(reference) { file throws(DecodeError) in try openFile(file) }
+    }
+    return try openFile(path)
+  }
+
+  /// Opens the audio file at `path` (no cue sheet track).
+  private static func openFile(_ path: String) throws(DecodeError) -> any AudioDecoder {
     if QueueLoader.ffmpegExtensions.contains(QueueLoader.fileExtension(path)) {
       return try FFmpegFile(path: path)
     }
