@@ -413,6 +413,58 @@ import Testing
     #expect(rig.session.activations.last == true)
   }
 
+  /// The queue is the user's (issue 13): a tap on a song in an album replaces the queue, and
+  /// says so with how many were there; undo brings the old queue back, with what it was
+  /// playing where it was heard.
+  @Test func replacingTheQueueIsSaidAndUndoBringsItBack() async throws {
+    let rig = PlayerRig(tracks: ["a.wav", "b.wav", "c.wav"])
+    defer { rig.stop() }
+    try await rig.playing(atLeast: 0.1)
+    #expect(await rig.player.send(.changePlaybackPosition(seconds: 12)) == .success)
+    let before = rig.player.snapshot.queue
+    await rig.player.perform(.replace(["b.wav", "c.wav"], start: 1))
+    try #require(await rig.until { _ in rig.heard.last == "c.wav" })
+    #expect(rig.player.snapshot.queue.map(\.path) == ["b.wav", "c.wav"])
+    #expect(
+      rig.messages.last == "the queue is now 2 tracks (it had 3 tracks; undo brings them back)")
+    await rig.player.perform(.undo)
+    #expect(rig.messages.last == "the queue is back as it was: 3 tracks")
+    #expect(rig.player.snapshot.queue == before, "the same entries, ids and all")
+    try #require(await rig.until { _ in rig.heard.last == "a.wav" })
+    try #require(await rig.until { $0.current?.path == "a.wav" && $0.position >= 12 })
+    #expect(rig.player.snapshot.state == .playing)
+    await rig.player.perform(.undo)
+    #expect(rig.messages.last == "nothing to undo")
+  }
+
+  @Test func everyQueueEditCanBeUndoneInTurn() async throws {
+    let rig = PlayerRig(tracks: ["a.wav", "b.wav", "c.wav"])
+    defer { rig.stop() }
+    try await rig.playing(atLeast: 0.1)
+    func paths() -> [String] { rig.player.snapshot.queue.map(\.path) }
+    let c = try #require(rig.player.snapshot.queue.last)
+    await rig.player.perform(.move(entry: c.id, to: 0))
+    #expect(paths() == ["c.wav", "a.wav", "b.wav"])
+    await rig.player.perform(.add(["a.wav"], play: false))
+    await rig.player.perform(.shuffleOnce)
+    #expect(paths().first == "a.wav", "shuffled once, the track playing first")
+    #expect(paths().sorted() == ["a.wav", "a.wav", "b.wav", "c.wav"])
+    await rig.player.perform(.clear)
+    #expect(paths().isEmpty)
+    #expect(rig.messages.last == "cleared the queue of 4 tracks (undo brings them back)")
+    await rig.player.perform(.undo)  // the clear
+    #expect(paths().count == 4)
+    await rig.player.perform(.undo)  // the shuffle
+    #expect(paths() == ["c.wav", "a.wav", "b.wav", "a.wav"])
+    await rig.player.perform(.undo)  // the add
+    await rig.player.perform(.undo)  // the move
+    #expect(paths() == ["a.wav", "b.wav", "c.wav"])
+    // Ids handed out after an undo are new ones.
+    await rig.player.perform(.add(["b.wav"], play: false))
+    let ids = rig.player.snapshot.queue.map(\.id)
+    #expect(Set(ids).count == ids.count)
+  }
+
   @Test func removingTheCurrentTrackWhilePlayingGoesOnWithTheNext() async throws {
     let rig = PlayerRig(tracks: ["a.wav", "b.wav"])
     defer { rig.stop() }

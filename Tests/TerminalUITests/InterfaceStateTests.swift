@@ -89,6 +89,27 @@ import Testing
       ])
   }
 
+  /// Editing the queue from the keyboard (issue 13): play next, move, clear, shuffle once,
+  /// undo; each is a player action, so the player keeps what can be undone.
+  @Test func theQueueIsEditedFromTheKeyboard() throws {
+    var s = makeState()
+    // In the library: e puts the song (or a folder) after the track playing.
+    #expect(
+      try press(&s, "down", "down", "e") == [
+        .perform(.insert(["/music/Album/01 Morning.flac"], at: .next))
+      ])
+    #expect(try press(&s, "up", "up", "e") == [.addFolder("/music/Album/Live", next: true)])
+    #expect(try press(&s, "J").isEmpty, "moving is for the queue")
+    // In the queue (one, two (playing), three): J, K move; e puts an entry after the current.
+    #expect(try press(&s, "2", "J") == [.perform(.move(entry: 7, to: 1))])
+    #expect(try press(&s, "K").isEmpty, "the first cannot go up")
+    #expect(try press(&s, "G", "K") == [.perform(.move(entry: 9, to: 1))])
+    #expect(try press(&s, "g", "e") == [.perform(.move(entry: 7, to: 1))])
+    #expect(try press(&s, "X") == [.perform(.clear)])
+    #expect(try press(&s, "S") == [.perform(.shuffleOnce)])
+    #expect(try press(&s, "u") == [.perform(.undo)])
+  }
+
   /// The interface's keys are one more source of remote commands (G17), each key its own
   /// command (G19): they go through the same path as MPRIS and `hark ctl`, never to the
   /// engine directly.

@@ -200,6 +200,30 @@ public struct PlayQueue: Sendable, Hashable {
     currentID = nil
   }
 
+  /// Shuffles the entries themselves, once (the user's order changes; shuffle mode stays as it
+  /// is): the current entry goes first, the rest in a random order after it.
+  public mutating func shuffleOnce() {
+    var ids = entries.map(\.id).filter { $0 != currentID }
+    if ids.count > 1 {
+      for i in stride(from: ids.count - 1, to: 0, by: -1) {
+        ids.swapAt(i, Int(random.next() % UInt64(i + 1)))
+      }
+    }
+    if let c = currentID { ids.insert(c, at: 0) }
+    entries = ids.compactMap { byID[$0] }
+    upNext = []
+    if !shuffle { order = entries.map(\.id) }
+    reindex()
+  }
+
+  /// This queue as `earlier` was (an undo), with ids never handed out again: entries added
+  /// after it was taken must not share an id with one of its own.
+  public mutating func restore(_ earlier: PlayQueue) {
+    let next = max(nextID, earlier.nextID)
+    self = earlier
+    nextID = next
+  }
+
   /// Turns shuffle on (a fresh order starting with the current entry) or off (the user's order).
   public mutating func setShuffle(_ on: Bool) {
     shuffle = on

@@ -59,6 +59,14 @@ public final class Player: @unchecked Sendable {
     case remove(entry: Int)
     case move(entry: Int, to: Int)
     case clear
+    /// The queue becomes `paths` and the one at `start` plays (a tap on a song in an album);
+    /// said, with how many were there before, and undone by `undo`.
+    case replace([String], start: Int)
+    /// Shuffles the queue's own order once (shuffle mode aside).
+    case shuffleOnce
+    /// Brings the queue back as it was before the last edit (add, remove, move, clear,
+    /// replace, shuffle once, files handed over).
+    case undo
     /// Plays this entry from its start.
     case playEntry(Int)
     case setShuffle(Bool)
@@ -101,6 +109,10 @@ public final class Player: @unchecked Sendable {
 
   // The loop's own state.
   private var notices: [PlayerNotice] = []
+  /// The queue before each of the user's last edits, and where its current entry was heard,
+  /// newest last: `undo` takes them back one by one.
+  private var history: [(queue: PlayQueue, position: Double)] = []
+  private static let historyDepth = 50
   private var failed: [Int: String] = [:]
   private var playedSomething = false
   private var startTarget: QueuedTrack?
@@ -370,6 +382,12 @@ public final class Player: @unchecked Sendable {
 
   private func handle(_ action: Action) async {
     switch action {
+    case .add, .insert, .remove, .move, .clear, .replace, .shuffleOnce:
+      remember()
+    case .playEntry, .setShuffle, .setRepeat, .setVolume, .selectDevice, .restore, .undo:
+      break
+    }
+    switch action {
     case .add(let paths, let play):
       let added = queue.withLock { q -> [QueuedTrack] in
         let added = q.add(paths)
@@ -409,8 +427,24 @@ public final class Player: @unchecked Sendable {
       queue.withLock { $0.move(id, to: index) }
       replanIfNeeded()
     case .clear:
+      let count = queue.withLock(\.count)
       await stop()
       queue.withLock { $0.clear() }
+      if count > 0 { say(.queueCleared(count: count)) }
+    case .replace(let paths, let first):
+      let before = queue.withLock(\.count)
+      let added = queue.withLock { q -> [QueuedTrack] in
+        q.clear()
+        return q.add(paths)
+      }
+      guard added.indices.contains(first) else { return }
+      await start(added[first])
+      if before > 0 { say(.queueReplaced(count: added.count, was: before)) }
+    case .shuffleOnce:
+      queue.withLock { $0.shuffleOnce() }
+      replanIfNeeded()
+    case .undo:
+      await undo()
     case .playEntry(let id):
       guard let t = queue.withLock({ $0.entry(id) }) else { return }
       await start(t)
@@ -455,6 +489,47 @@ public final class Player: @unchecked Sendable {
       policy.started()
       _ = policy.userPause()
     }
+  }
+
+  /// Keeps the queue as it is now for `undo`, before an edit.
+  private func remember() {
+    let position = engine.snapshot().position
+    history.append((queue.withLock { $0 }, position))
+    if history.count > Self.historyDepth { history.removeFirst() }
+  }
+
+  /// The queue as it was before the last edit. What is playing goes on if it is in it;
+  /// otherwise the current entry it had comes back where it was heard, playing or paused as
+  /// the player is now.
+  private func undo() async {
+    guard let (earlier, position) = history.popLast() else {
+      say(.nothingToUndo)
+      return
+    }
+    let heard = engine.snapshot().track
+    let target = queue.withLock { q -> QueuedTrack? in
+      q.restore(earlier)
+      if let heard, q.entry(heard.id) == heard {
+        q.setCurrent(heard.id)
+        return nil
+      }
+      return q.current
+    }
+    say(.undone(count: earlier.count))
+    guard let target else {
+      replanIfNeeded()
+      return
+    }
+    switch policy.phase {
+    case .playing:
+      engine.load(target, at: position, playing: true, wait: false)
+    case .paused, .interrupted:
+      engine.load(target, at: position, playing: false, wait: false)
+    case .stopped:
+      return
+    }
+    requestedStart = (target.id, position)
+    positionJumped = true
   }
 
   /// Plays `track` from its start, activating the session first (G10 may refuse).

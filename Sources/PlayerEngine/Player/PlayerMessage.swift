@@ -34,6 +34,12 @@ public enum PlayerMessage: Sendable, Equatable, CustomStringConvertible {
   case handedOver(count: Int, first: String, placement: QueuePlacement)
   /// Something inside the engine the user cannot fix but should hear of.
   case engineFault(String)
+  /// The queue was replaced (a tap on a song in an album): `count` tracks now, `was` before.
+  case queueReplaced(count: Int, was: Int)
+  case queueCleared(count: Int)
+  /// An undo brought back the queue as it was (`count` tracks).
+  case undone(count: Int)
+  case nothingToUndo
 
   /// Whether it is a problem (shown as an error) rather than news.
   public var isProblem: Bool {
@@ -42,7 +48,8 @@ public enum PlayerMessage: Sendable, Equatable, CustomStringConvertible {
       .muteFailed, .outputRefused, .engineFault:
       true
     case .interrupted, .resumed, .interrupterVanished, .tookOver, .outputWentAway,
-      .outputWentAwayWhileInterrupted, .playingOn, .handedOver:
+      .outputWentAwayWhileInterrupted, .playingOn, .handedOver, .queueReplaced, .queueCleared,
+      .undone, .nothingToUndo:
       false
     }
   }
@@ -77,9 +84,16 @@ public enum PlayerMessage: Sendable, Equatable, CustomStringConvertible {
       (count == 1 ? "'\(first)'" : "\(count) files")
         + (placement == .end ? " added to the queue" : " to play next")
     case .engineFault(let what): "audio engine fault: \(what)"
+    case .queueReplaced(let count, let was):
+      "the queue is now \(tracks(count)) (it had \(tracks(was)); undo brings them back)"
+    case .queueCleared(let count): "cleared the queue of \(tracks(count)) (undo brings them back)"
+    case .undone(let count): "the queue is back as it was: \(tracks(count))"
+    case .nothingToUndo: "nothing to undo"
     }
   }
 }
+
+private func tracks(_ n: Int) -> String { n == 1 ? "1 track" : "\(n) tracks" }
 
 /// Why the player cannot play what the user asked, kept up on the status line (the snapshot's
 /// `problem`) longer than a message: until the next track is heard, or the cause is gone.

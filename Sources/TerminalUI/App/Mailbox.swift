@@ -57,7 +57,7 @@ final class BackgroundWorker: @unchecked Sendable {
   enum Job: Sendable {
     case tags([String])
     case outputs
-    case addFolder(String)
+    case addFolder(String, next: Bool)
   }
 
   private struct Jobs {
@@ -151,16 +151,22 @@ final class BackgroundWorker: @unchecked Sendable {
       case .job(.outputs):
         let list = listOutputs()
         mailbox.post { $0.outputs = list }
-      case .job(.addFolder(let folder)):
+      case .job(.addFolder(let folder, let next)):
         let files = expandFolder(folder)
         if files.isEmpty {
           mailbox.post {
             $0.messages.append("No audio files in '\(Folder.title(fromName: folder))'")
           }
         } else {
-          request(.action(.add(files, play: false)))
           let n = files.count
-          mailbox.post { $0.messages.append("Added \(n) track\(n == 1 ? "" : "s") to the queue") }
+          let tracks = "\(n) track\(n == 1 ? "" : "s")"
+          if next {
+            request(.action(.insert(files, at: .next)))
+            mailbox.post { $0.messages.append("\(tracks) play next") }
+          } else {
+            request(.action(.add(files, play: false)))
+            mailbox.post { $0.messages.append("Added \(tracks) to the queue") }
+          }
         }
       case .job(.tags):
         break  // tags arrive as batches, never as urgent jobs

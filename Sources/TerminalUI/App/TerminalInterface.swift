@@ -64,10 +64,7 @@ public final class TerminalInterface: @unchecked Sendable {
         case .action(let action):
           await player.perform(action)
         case .replaceQueue(let paths, let start):
-          await player.perform(.clear)
-          await player.perform(.add(paths, play: false))
-          let queue = player.snapshot.queue
-          if queue.indices.contains(start) { await player.perform(.playEntry(queue[start].id)) }
+          await player.perform(.replace(paths, start: start))
         }
       }
     }
@@ -371,7 +368,7 @@ private final class InterfaceLoop {
     case .send(let command, let label): request(.command(command, label: label))
     case .perform(let action): request(.action(action))
     case .replaceQueue(let paths, let start): request(.replaceQueue(paths, start: start))
-    case .addFolder(let folder): worker?.submit(.addFolder(folder))
+    case .addFolder(let folder, let next): worker?.submit(.addFolder(folder, next: next))
     case .openFolder(let folder): open(folder, now: now)
     case .listOutputs: worker?.submit(.outputs)
     case .simulateCall:

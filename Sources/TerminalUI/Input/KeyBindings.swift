@@ -18,7 +18,13 @@ public enum UIAction: String, CaseIterable, Hashable, Sendable {
   case routePicker = "route_picker"
   case playSelection = "play_selection"
   case addToQueue = "add_to_queue"
+  case playNext = "play_next"
   case remove
+  case moveUp = "move_up"
+  case moveDown = "move_down"
+  case clearQueue = "clear_queue"
+  case shuffleOnce = "shuffle_once"
+  case undo
   case search
   case toggleView = "toggle_view"
   case libraryView = "library_view"
@@ -56,7 +62,13 @@ public enum UIAction: String, CaseIterable, Hashable, Sendable {
     case .routePicker: "choose the output (route picker)"
     case .playSelection: "play the selection (open a folder)"
     case .addToQueue: "add the selection to the queue"
+    case .playNext: "play the selection next (after the track playing)"
     case .remove: "remove the selection from the queue"
+    case .moveUp: "move the queue entry up"
+    case .moveDown: "move the queue entry down"
+    case .clearQueue: "clear the queue (undo brings it back)"
+    case .shuffleOnce: "shuffle the queue's order once"
+    case .undo: "undo the last change to the queue"
     case .search: "filter the view as you type (Esc clears)"
     case .toggleView: "switch between library and queue"
     case .libraryView: "library"
@@ -96,7 +108,13 @@ public enum UIAction: String, CaseIterable, Hashable, Sendable {
     case .routePicker: ["o"]
     case .playSelection: ["enter"]
     case .addToQueue: ["a"]
+    case .playNext: ["e"]
     case .remove: ["d", "delete"]
+    case .moveUp: ["K"]
+    case .moveDown: ["J"]
+    case .clearQueue: ["X"]
+    case .shuffleOnce: ["S"]
+    case .undo: ["u"]
     case .search: ["/"]
     case .toggleView: ["tab"]
     case .libraryView: ["1"]

@@ -47,8 +47,9 @@ public enum InterfaceEffect: Equatable, Sendable {
   case perform(Player.Action)
   /// The queue becomes these files, and the one at `start` plays (a tap on a song in an album).
   case replaceQueue([String], start: Int)
-  /// The audio files under a folder are added to the queue (walking it is off the UI thread).
-  case addFolder(String)
+  /// The audio files under a folder are added to the queue (walking it is off the UI thread),
+  /// at the end or to play next.
+  case addFolder(String, next: Bool = false)
   /// Show this folder in the library (the owner reads it and calls `showFolder`).
   case openFolder(String)
   /// List the outputs for the route picker (off the UI thread; `showOutputs` when done).
@@ -204,9 +205,24 @@ public struct InterfaceState: Sendable {
   public mutating func note(_ notice: PlayerNotice, now: UInt64) {
     switch notice {
     case .message(let message):
-      say(
-        capitalized(message.description), style: message.isProblem ? .error : .normal, now: now,
-        isAboutState: true)
+      // The player's words, but for what the keys undo: the interface names its key.
+      let undo = firstKey(.undo)
+      let text: String
+      // News of the queue outlives the change of state it may bring (a tap on a song plays).
+      var aboutState = true
+      switch message {
+      case .queueReplaced(let count, let was):
+        text = "The queue is now \(tracks(count)) (it had \(tracks(was)); \(undo) brings them back)"
+      case .queueCleared(let count):
+        text = "Cleared the queue of \(tracks(count)) (\(undo) brings them back)"
+      default:
+        text = capitalized(message.description)
+      }
+      switch message {
+      case .queueReplaced, .queueCleared, .undone, .nothingToUndo, .handedOver: aboutState = false
+      default: break
+      }
+      say(text, style: message.isProblem ? .error : .normal, now: now, isAboutState: aboutState)
     case .outputFailed(let line):
       say(capitalized(line), style: .error, now: now, isAboutState: true)
     case .queueEnded(let nothingPlayed):
@@ -257,6 +273,8 @@ public struct InterfaceState: Sendable {
   func firstKey(_ action: UIAction) -> String {
     bindings.keyNames(action).first ?? action.rawValue
   }
+
+  private func tracks(_ n: Int) -> String { n == 1 ? "1 track" : "\(n) tracks" }
 
   private func capitalized(_ line: String) -> String {
     guard let first = line.first else { return line }
@@ -316,6 +334,27 @@ public struct InterfaceState: Sendable {
       return [.listOutputs]
     case .playSelection: return playSelection(now: now)
     case .addToQueue: return addSelection(now: now)
+    case .playNext: return playNext(now: now)
+    case .moveUp, .moveDown:
+      guard view == .queue else {
+        say("\(firstKey(action)) moves entries in the queue (\(firstKey(.toggleView)))", now: now)
+        return []
+      }
+      let rows = snapshot.queue
+      guard queueFilter.isEmpty, queueRows.indices.contains(queuePosition.selected) else {
+        return []
+      }
+      let entry = queueRows[queuePosition.selected]
+      guard let at = rows.firstIndex(where: { $0.id == entry.id }) else { return [] }
+      let to = action == .moveUp ? at - 1 : at + 1
+      guard rows.indices.contains(to) else { return [] }
+      return [.perform(.move(entry: entry.id, to: to))]
+    case .clearQueue:
+      return snapshot.queue.isEmpty ? [] : [.perform(.clear)]
+    case .shuffleOnce:
+      return snapshot.queue.count < 2 ? [] : [.perform(.shuffleOnce)]
+    case .undo:
+      return [.perform(.undo)]
     case .remove:
       guard view == .queue else {
         say(
@@ -408,6 +447,42 @@ public struct InterfaceState: Sendable {
     case .unplayable(let reason):
       say("Cannot add '\(entry.name)': \(reason)", now: now)
       return []
+    }
+  }
+
+  /// The selection plays next, after the track playing (and what was put there before it): a
+  /// song or a folder of the library, or an entry of the queue moved there.
+  private mutating func playNext(now: UInt64) -> [InterfaceEffect] {
+    switch view {
+    case .library:
+      let rows = libraryRows
+      guard rows.indices.contains(libraryPosition.selected) else { return [] }
+      let entry = rows[libraryPosition.selected]
+      libraryPosition.move(by: 1, count: rows.count, height: layout.listHeight)
+      switch entry.kind {
+      case .parent: return []
+      case .folder: return [.addFolder(entry.path, next: true)]
+      case .file:
+        let title = tags[entry.path]?.title ?? Folder.title(fromName: entry.name)
+        say("'\(title)' plays next", now: now)
+        return [.perform(.insert([entry.path], at: .next))]
+      case .unplayable(let reason):
+        say("Cannot play '\(entry.name)': \(reason)", now: now)
+        return []
+      }
+    case .queue:
+      let rows = queueRows
+      guard rows.indices.contains(queuePosition.selected),
+        let current = snapshot.current,
+        let at = snapshot.queue.firstIndex(where: { $0.id == current.id })
+      else { return [] }
+      let entry = rows[queuePosition.selected]
+      guard entry.id != current.id,
+        let from = snapshot.queue.firstIndex(where: { $0.id == entry.id })
+      else { return [] }
+      // Right after the current entry (in the user's order; one place less once it has left
+      // its own place above it).
+      return [.perform(.move(entry: entry.id, to: from < at ? at : at + 1))]
     }
   }
 
