@@ -100,9 +100,9 @@ public enum QueueLoader {
     return name[name.index(after: dot)...].lowercased()
   }
 
-  static func isPlaylist(_ path: String) -> Bool {
-    let ext = path.split(separator: ".").last.map { $0.lowercased() } ?? ""
-    return ext == "m3u" || ext == "m3u8"
+  /// Whether `path` names a playlist hark reads: M3U, M3U8 or PLS.
+  public static func isPlaylist(_ path: String) -> Bool {
+    ["m3u", "m3u8", "pls"].contains(fileExtension(path))
   }
 
   /// Audio files below `directory`, in name order, folders before the files after them.
@@ -189,6 +189,7 @@ public enum QueueLoader {
     let base =
       path.contains("/") ? String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)]) : "."
     var out: [String] = []
+    let pls = fileExtension(path) == "pls"
     var line = [CChar](repeating: 0, count: 4096)
     while fgets(&line, Int32(line.count), f) != nil {
       var entry = String(
@@ -198,6 +199,14 @@ public enum QueueLoader {
         entry.unicodeScalars.removeLast()
       }
       if entry.hasPrefix("\u{FEFF}") { entry.removeFirst() }
+      if pls {
+        // [playlist], then File1=..., Title1=..., Length1=...: only the files.
+        guard entry.lowercased().hasPrefix("file"), let eq = entry.firstIndex(of: "=") else {
+          continue
+        }
+        entry = String(entry[entry.index(after: eq)...])
+        if entry.hasPrefix("file://") { entry = String(entry.dropFirst(7)) }
+      }
       if entry.isEmpty || entry.hasPrefix("#") { continue }
       out.append(entry.hasPrefix("/") ? entry : base + "/" + entry)
     }

@@ -125,6 +125,18 @@ private final class Scratch {
     #expect(QueueLoader.whyLeftOut("cover.JPG") == nil)
   }
 
+  /// PLS playlists (what internet radio directories and old players write) are read too.
+  @Test func aPLSPlaylistIsRead() throws {
+    let scratch = try Scratch()
+    try scratch.touch(
+      "list.pls",
+      contents:
+        "[playlist]\r\nNumberOfEntries=2\r\nFile1=a.flac\r\nTitle1=A\r\nFile2=file:///m/b.ogg\r\nVersion=2\r\n"
+    )
+    #expect(
+      QueueLoader.load([scratch.path("list.pls")]).files == [scratch.path("a.flac"), "/m/b.ogg"])
+  }
+
   @Test func aFileNamedOnTheCommandLineIsTakenAsIs() throws {
     let scratch = try Scratch()
     try scratch.touch("odd.bin")

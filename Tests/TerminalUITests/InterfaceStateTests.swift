@@ -110,6 +110,55 @@ import Testing
     #expect(try press(&s, "u") == [.perform(.undo)])
   }
 
+  /// Playlists in the library play, add and play next; the queue is saved under a name typed
+  /// in the hint line (issue 13).
+  @Test func playlistsPlayAndTheQueueIsSavedUnderAName() throws {
+    var s = makeState()
+    s.showFolder(
+      Self.folder,
+      .success(
+        Self.rows + [LibraryEntry(kind: .playlist, name: "Best.m3u8", path: "/p/Best.m3u8")]),
+      now: 0)
+    #expect(try press(&s, "G", "enter") == [.playPlaylist("/p/Best.m3u8")])
+    #expect(try press(&s, "G", "a") == [.addFolder("/p/Best.m3u8")])
+    #expect(try press(&s, "G", "e") == [.addFolder("/p/Best.m3u8", next: true)])
+    #expect(try press(&s, "w").isEmpty)
+    #expect(s.saveName == "")
+    #expect(try press(&s, "R", "o", "a", "d", "/", "enter").isEmpty, "no '/' in a name")
+    #expect(s.message?.text == "A playlist's name cannot hold '/'")
+    #expect(try press(&s, "backspace", "enter") == [.saveQueue(name: "Road")])
+    #expect(s.saveName == nil)
+    #expect(try press(&s, "w", "x", "esc").isEmpty)
+    #expect(s.saveName == nil, "Esc gives up")
+  }
+
+  @Test func aSavedPlaylistIsM3U8AndReadsBackAsTheQueue() throws {
+    let home = "/tmp/hark-playlists-\(getpid())"
+    _ = system("rm -rf '\(home)'")
+    defer { _ = system("rm -rf '\(home)'") }
+    setenv("XDG_DATA_HOME", home, 1)
+    defer { unsetenv("XDG_DATA_HOME") }
+    let paths = ["/music/a b.flac", "/music/Live.cue#2"]
+    let saved = try Playlists.save(paths, as: " Road trip ").get()
+    #expect(saved.path == home + "/hark/playlists/Road trip.m3u8")
+    #expect(!saved.replaced)
+    #expect(try Playlists.save(paths.reversed(), as: "Road trip").get().replaced)
+    let f = try #require(fopen(saved.path, "r"))
+    var text = ""
+    var buffer = [CChar](repeating: 0, count: 256)
+    while fgets(&buffer, 256, f) != nil {
+      text += String(
+        decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+    fclose(f)
+    #expect(text == "#EXTM3U\n/music/Live.cue#2\n/music/a b.flac\n")
+    guard case .failure(let refused) = Playlists.save(paths, as: "a/b") else {
+      Issue.record("a name with '/' was saved")
+      return
+    }
+    #expect(refused.message == "a playlist's name cannot hold '/'")
+  }
+
   /// The interface's keys are one more source of remote commands (G17), each key its own
   /// command (G19): they go through the same path as MPRIS and `hark ctl`, never to the
   /// engine directly.

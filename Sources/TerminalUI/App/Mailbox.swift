@@ -58,6 +58,10 @@ final class BackgroundWorker: @unchecked Sendable {
     case tags([String])
     case outputs
     case addFolder(String, next: Bool)
+    /// A playlist becomes the queue.
+    case playPlaylist(String)
+    /// The queue (these paths) saved as hark's playlist `name`.
+    case save([String], name: String)
   }
 
   private struct Jobs {
@@ -94,7 +98,7 @@ final class BackgroundWorker: @unchecked Sendable {
     jobs.withLock { j in
       switch job {
       case .tags(let paths): if !paths.isEmpty { j.tagBatches.append(paths) }
-      case .outputs, .addFolder: j.urgent.append(job)
+      case .outputs, .addFolder, .playPlaylist, .save: j.urgent.append(job)
       }
     }
     sem_post(semaphore)
@@ -168,6 +172,29 @@ final class BackgroundWorker: @unchecked Sendable {
             mailbox.post { $0.messages.append("Added \(tracks) to the queue") }
           }
         }
+      case .job(.playPlaylist(let playlist)):
+        let files = expandFolder(playlist)
+        if files.isEmpty {
+          mailbox.post {
+            $0.messages.append("Nothing to play in '\(Folder.title(fromName: playlist))'")
+          }
+        } else {
+          request(.replaceQueue(files, start: 0))
+        }
+      case .job(.save(let paths, let name)):
+        let line: String
+        switch Playlists.save(paths, as: name) {
+        case .success(let saved):
+          let n = paths.count
+          line =
+            (saved.replaced
+              ? "Replaced the playlist '\(saved.path)' with the queue"
+              : "Saved the queue as '\(saved.path)'")
+            + " (\(n) track\(n == 1 ? "" : "s"))"
+        case .failure(let error):
+          line = error.message.prefix(1).uppercased() + error.message.dropFirst()
+        }
+        mailbox.post { $0.messages.append(line) }
       case .job(.tags):
         break  // tags arrive as batches, never as urgent jobs
       }

@@ -369,6 +369,8 @@ private final class InterfaceLoop {
     case .perform(let action): request(.action(action))
     case .replaceQueue(let paths, let start): request(.replaceQueue(paths, start: start))
     case .addFolder(let folder, let next): worker?.submit(.addFolder(folder, next: next))
+    case .playPlaylist(let playlist): worker?.submit(.playPlaylist(playlist))
+    case .saveQueue(let name): worker?.submit(.save(state.snapshot.queue.map(\.path), name: name))
     case .openFolder(let folder): open(folder, now: now)
     case .listOutputs: worker?.submit(.outputs)
     case .simulateCall:

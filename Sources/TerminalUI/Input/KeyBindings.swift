@@ -25,6 +25,7 @@ public enum UIAction: String, CaseIterable, Hashable, Sendable {
   case clearQueue = "clear_queue"
   case shuffleOnce = "shuffle_once"
   case undo
+  case saveQueue = "save_queue"
   case search
   case toggleView = "toggle_view"
   case libraryView = "library_view"
@@ -69,6 +70,7 @@ public enum UIAction: String, CaseIterable, Hashable, Sendable {
     case .clearQueue: "clear the queue (undo brings it back)"
     case .shuffleOnce: "shuffle the queue's order once"
     case .undo: "undo the last change to the queue"
+    case .saveQueue: "save the queue as a playlist (asks its name)"
     case .search: "filter the view as you type (Esc clears)"
     case .toggleView: "switch between library and queue"
     case .libraryView: "library"
@@ -115,6 +117,7 @@ public enum UIAction: String, CaseIterable, Hashable, Sendable {
     case .clearQueue: ["X"]
     case .shuffleOnce: ["S"]
     case .undo: ["u"]
+    case .saveQueue: ["w"]
     case .search: ["/"]
     case .toggleView: ["tab"]
     case .libraryView: ["1"]

@@ -11,6 +11,9 @@ public struct LibraryEntry: Hashable, Sendable {
     /// A file of no format hark plays (`QueueLoader.whyLeftOut`): listed, marked, and says why
     /// when chosen, rather than invisible.
     case unplayable(reason: String)
+    /// An M3U, M3U8 or PLS playlist: Enter plays it (replacing the queue, which undo brings
+    /// back), a adds it, e plays it next.
+    case playlist
   }
   public var kind: Kind
   /// The name shown: the file or folder name.
@@ -96,6 +99,8 @@ public enum Folder {
         folders.append(LibraryEntry(kind: .folder, name: name, path: full))
       } else if isAudio(name) {
         files.append(LibraryEntry(kind: .file, name: name, path: full))
+      } else if QueueLoader.isPlaylist(name) {
+        files.append(LibraryEntry(kind: .playlist, name: name, path: full))
       } else if let reason = QueueLoader.whyLeftOut(name) {
         files.append(LibraryEntry(kind: .unplayable(reason: reason), name: name, path: full))
       }

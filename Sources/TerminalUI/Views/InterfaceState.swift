@@ -47,9 +47,13 @@ public enum InterfaceEffect: Equatable, Sendable {
   case perform(Player.Action)
   /// The queue becomes these files, and the one at `start` plays (a tap on a song in an album).
   case replaceQueue([String], start: Int)
-  /// The audio files under a folder are added to the queue (walking it is off the UI thread),
-  /// at the end or to play next.
+  /// The audio files under a folder (or a playlist's) are added to the queue (reading them is
+  /// off the UI thread), at the end or to play next.
   case addFolder(String, next: Bool = false)
+  /// A playlist becomes the queue and plays from its start (undo brings the old queue back).
+  case playPlaylist(String)
+  /// The queue is saved as hark's playlist of this name (written off the UI thread).
+  case saveQueue(name: String)
   /// Show this folder in the library (the owner reads it and calls `showFolder`).
   case openFolder(String)
   /// List the outputs for the route picker (off the UI thread; `showOutputs` when done).
@@ -85,6 +89,8 @@ public struct InterfaceState: Sendable {
 
   /// The search prompt is taking keys.
   public var isTyping = false
+  /// The name typed so far while saving the queue as a playlist; nil when not saving.
+  public var saveName: String?
   public var overlay: Overlay?
   public var outputs: [OutputChoice]?
   public var message: StatusMessage?
@@ -289,6 +295,7 @@ public struct InterfaceState: Sendable {
     if key == Key.char("c", .ctrl) { return [.interrupt] }
     if key == Key.char("z", .ctrl) { return [.suspend] }
     if isTyping { return type(key, now: now) }
+    if saveName != nil { return typeName(key, now: now) }
     let action = bindings.action(for: key)
     switch overlay {
     case .help(let top)?:
@@ -355,6 +362,13 @@ public struct InterfaceState: Sendable {
       return snapshot.queue.count < 2 ? [] : [.perform(.shuffleOnce)]
     case .undo:
       return [.perform(.undo)]
+    case .saveQueue:
+      guard !snapshot.queue.isEmpty else {
+        say("The queue is empty: nothing to save", now: now)
+        return []
+      }
+      saveName = ""
+      return []
     case .remove:
       guard view == .queue else {
         say(
@@ -419,6 +433,8 @@ public struct InterfaceState: Sendable {
       case .unplayable(let reason):
         say("Cannot play '\(entry.name)': \(reason)", now: now)
         return []
+      case .playlist:
+        return [.playPlaylist(entry.path)]
       }
     case .queue:
       let rows = queueRows
@@ -447,6 +463,7 @@ public struct InterfaceState: Sendable {
     case .unplayable(let reason):
       say("Cannot add '\(entry.name)': \(reason)", now: now)
       return []
+    case .playlist: return [.addFolder(entry.path)]
     }
   }
 
@@ -461,7 +478,7 @@ public struct InterfaceState: Sendable {
       libraryPosition.move(by: 1, count: rows.count, height: layout.listHeight)
       switch entry.kind {
       case .parent: return []
-      case .folder: return [.addFolder(entry.path, next: true)]
+      case .folder, .playlist: return [.addFolder(entry.path, next: true)]
       case .file:
         let title = tags[entry.path]?.title ?? Folder.title(fromName: entry.name)
         say("'\(title)' plays next", now: now)
@@ -484,6 +501,31 @@ public struct InterfaceState: Sendable {
       // its own place above it).
       return [.perform(.move(entry: entry.id, to: from < at ? at : at + 1))]
     }
+  }
+
+  /// The name prompt of "save the queue": Enter saves, Esc gives up.
+  private mutating func typeName(_ key: Key, now: UInt64) -> [InterfaceEffect] {
+    guard var name = saveName else { return [] }
+    switch key.code {
+    case .escape:
+      saveName = nil
+    case .enter:
+      if let problem = Playlists.problem(with: name) {
+        say(problem.prefix(1).uppercased() + problem.dropFirst(), style: .warning, now: now)
+        return []
+      }
+      saveName = nil
+      return [.saveQueue(name: name)]
+    case .backspace:
+      if !name.isEmpty { name.removeLast() }
+      saveName = name
+    case .character(let c) where key.modifiers.isDisjoint(with: [.ctrl, .alt, .super]):
+      name.unicodeScalars.append(c)
+      saveName = name
+    default:
+      break
+    }
+    return []
   }
 
   /// The search prompt: typed characters filter, Enter keeps the filter, Esc clears it.

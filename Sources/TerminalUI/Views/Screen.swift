@@ -146,6 +146,11 @@ public enum Screen {
       case .unplayable(let reason):
         text = row(marker: "✗", title: e.name, artist: reason, time: "", columns: cols)
         style = .dim
+      case .playlist:
+        text = row(
+          marker: "≡", title: Folder.title(fromName: e.name), artist: "playlist", time: "",
+          columns: cols)
+        style = .folder
       }
       if index == s.libraryPosition.selected { style = .selected }
       line(c, r, text, style)
@@ -268,6 +273,12 @@ public enum Screen {
   }
 
   private static func drawHints(_ s: InterfaceState, on c: some Canvas, _ layout: Layout) {
+    if let name = s.saveName {
+      line(
+        c, layout.hintRow, " Save the queue as: " + name + "▏  (Enter saves, Esc cancels)",
+        .normal)
+      return
+    }
     if s.isTyping {
       let prompt = " /" + s.filter
       let help = "  (Enter keeps the filter, Esc clears it)"
