@@ -32,13 +32,17 @@ public struct TrackMetadata: Hashable, Sendable {
   public var artist: String?
   public var album: String?
   public var trackNumber: Int?
+  /// The genre tag: "Podcast", "Audiobook" and their kin make a track spoken word.
+  public var genre: String?
 
   public init(
-    title: String? = nil, artist: String? = nil, album: String? = nil, trackNumber: Int? = nil
+    title: String? = nil, artist: String? = nil, album: String? = nil, trackNumber: Int? = nil,
+    genre: String? = nil
   ) {
     self.title = title
     self.artist = artist
     self.album = album
     self.trackNumber = trackNumber
+    self.genre = genre
   }
 }

@@ -79,7 +79,7 @@ public final class FFmpegFile: AudioDecoder {
     tags = header.tags
     metadata = TrackMetadata(
       title: header.tags["title"], artist: header.tags["artist"], album: header.tags["album"],
-      trackNumber: header.tags["track"].flatMap { Int($0) })
+      trackNumber: header.tags["track"].flatMap { Int($0) }, genre: header.tags["genre"])
   }
 
   deinit {

@@ -36,7 +36,8 @@ public enum Category: String, Sendable, Hashable, Codable, CaseIterable {
     switch self {
     case .ambient: true
     case .playback, .playAndRecord:
-      options.contains(.mixWithOthers) || options.contains(.duckOthers)
+      !options.isDisjoint(
+        with: [.mixWithOthers, .duckOthers, .interruptSpokenAudioAndMixWithOthers])
     case .soloAmbient, .record, .audioProcessing: false
     }
   }
@@ -51,12 +52,19 @@ public struct CategoryOptions: OptionSet, Sendable, Hashable {
   public static let mixWithOthers = CategoryOptions(rawValue: 1 << 0)
   /// Lower every other session while this one is active (implies mixing).
   public static let duckOthers = CategoryOptions(rawValue: 1 << 1)
+  /// Pause the sessions of spoken audio (mode `spokenAudio`: a podcast, an audiobook) while
+  /// this one is active, resumably, instead of ducking them: words over words are lost. A
+  /// navigation prompt sets it (implies mixing).
+  public static let interruptSpokenAudioAndMixWithOthers = CategoryOptions(rawValue: 1 << 2)
 
   /// The options' names, as the wire protocol and `hark status` spell them.
   public var names: [String] {
     var out: [String] = []
     if contains(.mixWithOthers) { out.append("mixWithOthers") }
     if contains(.duckOthers) { out.append("duckOthers") }
+    if contains(.interruptSpokenAudioAndMixWithOthers) {
+      out.append("interruptSpokenAudioAndMixWithOthers")
+    }
     return out
   }
 
@@ -67,6 +75,8 @@ public struct CategoryOptions: OptionSet, Sendable, Hashable {
       switch name {
       case "mixWithOthers": options.insert(.mixWithOthers)
       case "duckOthers": options.insert(.duckOthers)
+      case "interruptSpokenAudioAndMixWithOthers":
+        options.insert(.interruptSpokenAudioAndMixWithOthers)
       default: return nil
       }
     }
@@ -81,6 +91,9 @@ public enum SessionMode: String, Sendable, Hashable, Codable, CaseIterable {
   /// A phone or voice call: can always interrupt, interrupts every session, and while it is
   /// active no other session may start (G10, G11).
   case voiceCall
+  /// Spoken words (a podcast, an audiobook): a session that interrupts spoken audio (a
+  /// navigation prompt) pauses it, resumably, instead of ducking it.
+  case spokenAudio
 }
 
 /// Options for deactivating a session.

@@ -355,13 +355,21 @@ public struct SessionPolicy: Sendable, Hashable {
   }
 
   /// The sessions `id` interrupts by being active (G9, G11): a call interrupts every session;
-  /// a non-mixable session interrupts every non-mixable one except a call; a mixable one none.
+  /// a non-mixable session interrupts every non-mixable one except a call; a mixable one none,
+  /// except that one with interruptSpokenAudioAndMixWithOthers (a navigation prompt)
+  /// interrupts spoken audio (a podcast) rather than ducking it.
   private func conflicts(of id: SessionID) -> [SessionID] {
     guard let x = sessions[id] else { return [] }
     return sessions.keys.sorted().filter { other in
       guard other != id, let s = sessions[other] else { return false }
       if x.isCall { return true }
-      if x.isMixable || s.isCall { return false }
+      if s.isCall { return false }
+      if x.options.contains(.interruptSpokenAudioAndMixWithOthers) && s.mode == .spokenAudio
+        && x.category.acceptsOptions
+      {
+        return true
+      }
+      if x.isMixable { return false }
       return !s.isMixable
     }
   }

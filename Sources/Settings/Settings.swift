@@ -15,6 +15,9 @@ public struct Settings: Hashable, Sendable {
   public var soundTheme = "freedesktop"
   /// Key bindings: action name → keys, as written ("space", "n", "C-x", "left").
   public var keys: [String: [String]] = [:]
+  /// Folders whose files are spoken word (podcasts, audiobooks): a navigation prompt pauses
+  /// them instead of ducking them.
+  public var spokenFolders: [String] = []
 
   public init() {}
 
@@ -48,6 +51,23 @@ public struct Settings: Hashable, Sendable {
       case "resume_on_reconnect":
         guard case .boolean(let b) = value else { wrongKind("true or false"); continue }
         settings.resumeOnReconnect = b
+      case "spoken_dirs":
+        let items: [ConfigValue]
+        switch value {
+        case .string: items = [value]
+        case .array(let a): items = a
+        default:
+          wrongKind("a folder or a list of folders")
+          continue
+        }
+        let folders = items.compactMap {
+          if case .string(let s) = $0, !s.isEmpty { s } else { nil }
+        }
+        guard folders.count == items.count else {
+          wrongKind("a folder or a list of folders")
+          continue
+        }
+        settings.spokenFolders = folders.map(expandingTilde)
       case "sound_theme":
         guard case .string(let s) = value, !s.isEmpty, !s.contains("/") else {
           wrongKind("a theme name")

@@ -465,6 +465,40 @@ import Testing
     #expect(Set(ids).count == ids.count)
   }
 
+  /// Spoken word (issue 14): a podcast tells the session it is spokenAudio; a prompt's
+  /// interruption pauses it ("Paused for 'nav' (resumes after)"), and its end resumes it two
+  /// seconds back, so the sentence cut is heard whole (G14). Music after it is music again.
+  @Test func G13_G14_spokenWordPausesForAPromptAndResumesAStepBack() async throws {
+    let rig = PlayerRig(tracks: ["episode.mp3", "a.wav"])
+    defer { rig.stop() }
+    try await rig.playing(atLeast: 0.1)
+    try #require(await eventually { rig.session.modes.last == .spokenAudio })
+    #expect(await rig.player.send(.changePlaybackPosition(seconds: 10)) == .success)
+    try #require(await rig.until { $0.position >= 10 })
+    let nav = InterruptionCause(kind: .otherAudio, by: "nav")
+    rig.player.deliver(.interruption(.began(nav)))
+    try #require(await rig.until { $0.state == .paused })
+    #expect(rig.messages.last == "paused for 'nav'; resumes after")
+    #expect(rig.player.snapshot.reason == "Paused for 'nav' (resumes after)")
+    let pausedAt = rig.player.snapshot.position
+    rig.player.deliver(
+      .interruption(.ended(shouldResume: true, reason: .interrupterDeactivated)))
+    try #require(await rig.until { $0.state == .playing })
+    let resumedAt = rig.player.snapshot.position
+    #expect(abs(resumedAt - (pausedAt - 2)) < 0.3, "resumed at \(resumedAt), paused at \(pausedAt)")
+    #expect(await rig.player.send(.nextTrack) == .success)
+    try #require(await eventually { rig.session.modes.last == .default })
+  }
+
+  @Test func spokenWordIsKnownByGenreFileTypeAndFolder() {
+    #expect(Player.isSpoken(path: "/m/a.mp3", genre: "Podcast", folders: []))
+    #expect(Player.isSpoken(path: "/m/a.flac", genre: "Audiobook; Fantasy", folders: []))
+    #expect(Player.isSpoken(path: "/books/Dune.m4b", genre: nil, folders: []))
+    #expect(Player.isSpoken(path: "/talks/x.ogg", genre: "Jazz", folders: ["/talks"]))
+    #expect(!Player.isSpoken(path: "/talksmore/x.ogg", genre: nil, folders: ["/talks"]))
+    #expect(!Player.isSpoken(path: "/m/a.flac", genre: "Rock", folders: []))
+  }
+
   @Test func removingTheCurrentTrackWhilePlayingGoesOnWithTheNext() async throws {
     let rig = PlayerRig(tracks: ["a.wav", "b.wav"])
     defer { rig.stop() }
@@ -517,6 +551,7 @@ import Testing
 final class FakeSession: PlayerSession, Sendable {
   private struct State {
     var activations: [Bool] = []
+    var modes: [SessionMode] = []
     var published: [(PlaybackInfo?, Set<RemoteCommandKind>)] = []
     var refusal: ActivationRefusal?
     // Weak: the player holds its session; a strong reference back was a cycle that kept every
@@ -526,7 +561,14 @@ final class FakeSession: PlayerSession, Sendable {
   }
   private let state = Mutex(State())
 
-  func setCategory(_ category: Category, options: CategoryOptions) async throws {}
+  func setCategory(_ category: Category, mode: SessionMode, options: CategoryOptions)
+    async throws
+  {
+    state.withLock { $0.modes.append(mode) }
+  }
+
+  /// The modes the player set, in order.
+  var modes: [SessionMode] { state.withLock { $0.modes } }
 
   func setActive(_ active: Bool) async throws {
     if active, let r = state.withLock({ $0.refusal }) { throw r }
@@ -598,6 +640,9 @@ final class PlayerRig: Sendable {
       }
     }
     tones["c.wav"] = .sine(frames, hertz: 1_000)
+    var episode = ToneDecoder.Configuration.sine(frames, hertz: 300)
+    episode.metadata = TrackMetadata(title: "Episode 12", genre: "Podcast")
+    tones["episode.mp3"] = episode
     let library = ToneLibrary(tones, unreadable: unreadable, slowOpens: slowOpens)
     let devices = FakeDevices(output)
     self.devices = devices

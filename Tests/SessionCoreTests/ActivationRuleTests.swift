@@ -76,6 +76,45 @@ import Testing
     #expect(policy.isActive(hark) && policy.isActive(other))
   }
 
+  /// Spoken word (issue 14): a prompt that interrupts spoken audio pauses a podcast instead of
+  /// ducking it (words over words are lost), resumably, and still only ducks music; its end,
+  /// with notify, lets the podcast resume (G14).
+  @Test func G9_G14_aPromptPausesSpokenAudioResumablyAndDucksMusic() {
+    var policy = SessionPolicy()
+    let podcast = policy.add(1, "podcast", .podcast)
+    let game = policy.add(2, "game", .game)
+    let nav = policy.add(3, "nav", .spokenNav)
+    policy.succeed(.activate(podcast))
+    policy.succeed(.activate(game))
+    let began = policy.succeed(.activate(nav))
+    #expect(began.interruptions(for: podcast) == [beganByOtherAudio("nav")])
+    #expect(!policy.isActive(podcast))
+    #expect(!policy.isDucked(podcast), "paused, not ducked")
+    #expect(policy.isActive(game) && policy.isDucked(game), "other audio is ducked as before")
+    let ended = policy.succeed(.deactivate(nav, .notifyOthersOnDeactivation))
+    #expect(
+      ended.interruptions(for: podcast) == [
+        .ended(shouldResume: true, reason: .interrupterDeactivated)
+      ])
+  }
+
+  /// Music under the same prompt is ducked, not paused; a podcast under a prompt that only
+  /// ducks is ducked (the prompt did not ask for more).
+  @Test func G9_onlySpokenAudioIsPausedAndOnlyByAPromptThatAsks() {
+    var policy = SessionPolicy()
+    let music = policy.add(1, "music", .music)
+    let nav = policy.add(2, "nav", .spokenNav)
+    policy.succeed(.activate(music))
+    #expect(policy.succeed(.activate(nav)).interruptions.isEmpty)
+    #expect(policy.isDucked(music))
+    var other = SessionPolicy()
+    let podcast = other.add(1, "podcast", .podcast)
+    let plainNav = other.add(2, "nav", .nav)
+    other.succeed(.activate(podcast))
+    #expect(other.succeed(.activate(plainNav)).interruptions.isEmpty)
+    #expect(other.isDucked(podcast))
+  }
+
   @Test func G9_duckOthersDucksEveryOtherActiveSessionUntilItDeactivates() {
     var policy = SessionPolicy()
     let hark = policy.add(1, "hark", .music)

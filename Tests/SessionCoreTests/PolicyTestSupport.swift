@@ -18,6 +18,11 @@ struct Profile: Hashable, Sendable, CustomStringConvertible {
   static let mixingPlayback = Profile(category: .playback, options: .mixWithOthers)
   /// A spoken navigation prompt: playback that lowers the others (`hark simulate nav`).
   static let nav = Profile(category: .playback, options: .duckOthers)
+  /// A navigation prompt as navigation apps set it up: it ducks music and pauses spoken audio.
+  static let spokenNav = Profile(
+    category: .playback, options: [.duckOthers, .interruptSpokenAudioAndMixWithOthers])
+  /// A podcast or an audiobook.
+  static let podcast = Profile(category: .playback, mode: .spokenAudio)
   /// A recorder (G12).
   static let recorder = Profile(category: .record)
   /// A phone call (`hark call`).

@@ -20,6 +20,7 @@ import Testing
       duck_level_db = -12.5
       resume_on_reconnect = true
       sound_theme = "ocean"
+      spoken_dirs = ["/srv/podcasts", "/srv/books"]
 
       [keys]
       play_pause = ["space", "p"]
@@ -32,6 +33,9 @@ import Testing
     #expect(settings.duckLevelDecibels == -12.5)
     #expect(settings.resumeOnReconnect)
     #expect(settings.soundTheme == "ocean")
+    #expect(settings.spokenFolders == ["/srv/podcasts", "/srv/books"])
+    #expect(Settings.parse("spoken_dirs = '/srv/talks'").0.spokenFolders == ["/srv/talks"])
+    #expect(Settings.parse("spoken_dirs = 3").1.count == 1)
     #expect(settings.keys == ["play_pause": ["space", "p"], "next": ["n"]])
   }
 

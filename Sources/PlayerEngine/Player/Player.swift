@@ -6,7 +6,8 @@ import Synchronization
 /// How the player talks to its audio session: `AudioSession` in hark, a fake in tests.
 public protocol PlayerSession: AnyObject, Sendable {
   /// Says what the player's audio means (G7).
-  func setCategory(_ category: Category, options: CategoryOptions) async throws
+  func setCategory(_ category: Category, mode: SessionMode, options: CategoryOptions)
+    async throws
   /// Activates or deactivates. A refused activation throws `ActivationRefusal` (G10).
   func setActive(_ active: Bool) async throws
   /// Publishes the now-playing info and the enabled commands (G17–G19).
@@ -36,6 +37,12 @@ public final class Player: @unchecked Sendable {
     public var seekStep = 10.0
     /// Shuffle's seed; tests fix it.
     public var shuffleSeed: UInt64 = 0
+    /// Folders whose files are spoken word (the config's `spoken_dirs`), beside the genre tag
+    /// and the .m4b extension.
+    public var spokenFolders: [String] = []
+    /// How far spoken word steps back when it resumes after a prompt, so that the sentence is
+    /// heard whole.
+    public var spokenStepBack = 2.0
 
     public init(
       engine: AudioEngine.Configuration,
@@ -138,6 +145,9 @@ public final class Player: @unchecked Sendable {
   private var interruption: InterruptionCause?
   /// What the session server last said: whether this player is the now-playing app.
   private var nowPlaying = false
+  /// The track heard is spoken word, and the session says so (spokenAudio): a navigation
+  /// prompt pauses it instead of ducking it, and it steps back a little when it resumes.
+  private var spoken = false
 
   /// A player on `session`, with an empty queue; `run()` starts it.
   public init(configuration: Configuration, session: any PlayerSession) {
@@ -213,7 +223,7 @@ public final class Player: @unchecked Sendable {
         c.yield(.engine(e))
       }
     }
-    do { try await session.setCategory(.playback, options: []) } catch {
+    do { try await session.setCategory(.playback, mode: .default, options: []) } catch {
       say(.cannotRegister("\(error)"))
     }
     if !files.isEmpty {
@@ -569,10 +579,24 @@ public final class Player: @unchecked Sendable {
     switch event {
     case .interruption(.began(let cause)):
       interruption = cause
-      await carryOut(policy.interruptionBegan(cause))
+      var effects = policy.interruptionBegan(cause)
+      if spoken && cause.kind == .otherAudio {
+        // Spoken word paused for a prompt (which mixes with music, but not with words).
+        effects = effects.map {
+          if case .say(.interrupted) = $0 { .say(.pausedForPrompt(cause.by)) } else { $0 }
+        }
+      }
+      await carryOut(effects)
     case .interruption(.ended(let shouldResume, let reason)):
       let by = interruption?.by
       let effects = policy.interruptionEnded(shouldResume: shouldResume, reason: reason)
+      if spoken, effects.contains(.activateAndPlay), let heard = engine.snapshot().track,
+        heard == queue.withLock(\.current)
+      {
+        // As podcast apps do: back a couple of seconds, so the sentence cut is heard whole.
+        let now = engine.snapshot()
+        if now.isSeekable { engine.seek(to: max(0, now.position - configuration.spokenStepBack)) }
+      }
       await carryOut(effects)
       if effects.contains(.activateAndPlay) && policy.isPlaying {
         say(.resumed(after: by))
@@ -641,6 +665,7 @@ public final class Player: @unchecked Sendable {
       try? await session.setActive(false)
     case .nowHearing(let track):
       queue.withLock { _ = $0.setCurrent(track.id) }
+      await tellWhetherSpoken(track)
       playedSomething = true
       if failed[track.id] == nil {
         skippedInARow = 0
@@ -715,6 +740,38 @@ public final class Player: @unchecked Sendable {
 
   // MARK: The snapshot
 
+  /// Tells the session whether the track now heard is spoken word (spokenAudio) or music,
+  /// when that changed.
+  private func tellWhetherSpoken(_ track: QueuedTrack) async {
+    let now = engine.snapshot()
+    let metadata = now.track == track ? now.metadata : nil
+    let isSpoken = Self.isSpoken(
+      path: track.path, genre: metadata?.genre, folders: configuration.spokenFolders)
+    guard isSpoken != spoken else { return }
+    spoken = isSpoken
+    try? await session.setCategory(
+      .playback, mode: isSpoken ? .spokenAudio : .default, options: [])
+  }
+
+  /// Genres that are words, not music (lower case; a genre containing one counts).
+  static let spokenGenres = [
+    "podcast", "audiobook", "audio book", "hörbuch", "speech", "spoken", "lecture", "talk",
+    "radio play", "audio drama",
+  ]
+
+  /// Whether a track is spoken word: by its genre tag, its file type (.m4b, an audiobook), or a
+  /// folder the config names.
+  public static func isSpoken(path: String, genre: String?, folders: [String]) -> Bool {
+    if QueueLoader.fileExtension(path) == "m4b" { return true }
+    if let g = genre?.lowercased(), spokenGenres.contains(where: { g.contains($0) }) {
+      return true
+    }
+    return folders.contains { folder in
+      let f = folder.hasSuffix("/") ? folder : folder + "/"
+      return path.hasPrefix(f)
+    }
+  }
+
   /// Whether the engine holds a track, or is opening one (a load returns before the file opens).
   private var engineHasATrack: Bool {
     let now = engine.snapshot()
@@ -770,6 +827,7 @@ public final class Player: @unchecked Sendable {
     s.silentMode = silentMode
     s.problem = problem
     s.isNowPlaying = nowPlaying
+    s.isSpoken = spoken
     s.enabledCommands = enabledCommands(q, now, loaded: loaded)
     state.withLock { $0 = s }
   }

@@ -7,6 +7,8 @@ public enum PlayerMessage: Sendable, Equatable, CustomStringConvertible {
   /// Paused by another app's audio (G11, G13); `willResume` when it was playing and a call's
   /// end will bring it back (G14).
   case interrupted(InterruptionCause, willResume: Bool)
+  /// Spoken word paused for another app's prompt (a navigation prompt), to resume after it.
+  case pausedForPrompt(String)
   /// Playing again after an interruption (`by` the app that ended, when known).
   case resumed(after: String?)
   /// The interrupter went (crashed, killed) without saying it was done: no resume (G14).
@@ -47,7 +49,7 @@ public enum PlayerMessage: Sendable, Equatable, CustomStringConvertible {
     case .deviceWentAway, .cannotPlayNow, .cannotPlay, .cannotRegister, .volumeChangeFailed,
       .muteFailed, .outputRefused, .engineFault:
       true
-    case .interrupted, .resumed, .interrupterVanished, .tookOver, .outputWentAway,
+    case .interrupted, .pausedForPrompt, .resumed, .interrupterVanished, .tookOver, .outputWentAway,
       .outputWentAwayWhileInterrupted, .playingOn, .handedOver, .queueReplaced, .queueCleared,
       .undone, .nothingToUndo:
       false
@@ -65,6 +67,7 @@ public enum PlayerMessage: Sendable, Equatable, CustomStringConvertible {
       case .call: "paused: call in progress" + (willResume ? " (will resume)" : "")
       case .otherAudio: "paused: '\(cause.by)' is playing"
       }
+    case .pausedForPrompt(let by): "paused for '\(by)'; resumes after"
     case .resumed(let by): "resumed" + (by.map { ": '\($0)' ended" } ?? "")
     case .interrupterVanished(let by): "'\(by)' ended without finishing; press play to resume"
     case .tookOver(let by): "'\(by)' took over; staying paused"

@@ -61,6 +61,9 @@ public struct PlayerSnapshot: Sendable, Equatable {
   /// Whether the session server last said this player is the now-playing app (G18); false
   /// without a server.
   public var isNowPlaying = false
+  /// The track heard is spoken word (a podcast, an audiobook): a prompt pauses it rather than
+  /// ducking it.
+  public var isSpoken = false
 
   public init() {}
 
@@ -103,6 +106,8 @@ public struct PlayerSnapshot: Sendable, Equatable {
       if let i = interruption {
         switch i.kind {
         case .call: return "Paused — call in progress" + (willResume ? " (will resume)" : "")
+        case .otherAudio where isSpoken:
+          return "Paused for '\(i.by)'" + (willResume ? " (resumes after)" : "")
         case .otherAudio:
           return "Paused — '\(i.by)' is playing" + (willResume ? " (will resume)" : "")
         }

@@ -60,7 +60,8 @@ struct Play: AsyncParsableCommand {
     let player = HeadlessPlayer(
       files: files, device: device ?? settings.device,
       duckDecibels: duck ?? settings.duckLevelDecibels,
-      resumeOnReconnect: settings.resumeOnReconnect, session: session)
+      resumeOnReconnect: settings.resumeOnReconnect, spokenFolders: settings.spokenFolders,
+      session: session)
     Glibc.exit(await player.run())
   }
 }

@@ -75,6 +75,7 @@ enum InterfaceLauncher {
         device: device ?? settings.device, duckDecibels: duck ?? settings.duckLevelDecibels),
       makeVolume: { Mixer(forDevice: $0) })
     configuration.resumeOnReconnect = settings.resumeOnReconnect
+    configuration.spokenFolders = settings.spokenFolders
     let player = Player(configuration: configuration, session: port ?? LocalSession())
     let forwarders = port?.connect(to: player) ?? []
     let mpris = startMPRIS(for: player)

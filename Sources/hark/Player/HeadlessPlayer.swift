@@ -20,6 +20,7 @@ final class HeadlessPlayer {
 
   init(
     files: [String], device: String, duckDecibels: Double, resumeOnReconnect: Bool,
+    spokenFolders: [String] = [],
     session: AudioSession?
   ) {
     self.files = files
@@ -28,6 +29,7 @@ final class HeadlessPlayer {
       engine: .alsa(device: device, duckDecibels: duckDecibels),
       makeVolume: { Mixer(forDevice: $0) })
     configuration.resumeOnReconnect = resumeOnReconnect
+    configuration.spokenFolders = spokenFolders
     player = Player(configuration: configuration, session: port ?? LocalSession())
   }
 

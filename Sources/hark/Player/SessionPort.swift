@@ -8,8 +8,10 @@ final class SessionPort: PlayerSession {
 
   init(_ session: AudioSession) { self.session = session }
 
-  func setCategory(_ category: Category, options: CategoryOptions) async throws {
-    try await session.setCategory(category, options: options)
+  func setCategory(_ category: Category, mode: SessionMode, options: CategoryOptions)
+    async throws
+  {
+    try await session.setCategory(category, mode: mode, options: options)
   }
 
   func setActive(_ active: Bool) async throws {
@@ -69,7 +71,9 @@ final class SessionPort: PlayerSession {
 /// nothing is published. hark then plays on, alone: other apps cannot interrupt it and
 /// `hark ctl` cannot reach it, which the user is told once.
 final class LocalSession: PlayerSession {
-  func setCategory(_ category: Category, options: CategoryOptions) async throws {}
+  func setCategory(_ category: Category, mode: SessionMode, options: CategoryOptions)
+    async throws
+  {}
   func setActive(_ active: Bool) async throws {}
   func publish(_ info: PlaybackInfo?, commands: Set<RemoteCommandKind>) async {}
   func outputLost(_ route: Route) async -> Bool { false }

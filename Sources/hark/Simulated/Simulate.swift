@@ -56,7 +56,8 @@ extension Simulate {
 
   struct Nav: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-      abstract: "A navigation prompt: mixes and ducks the others while it speaks (G9).")
+      abstract:
+        "A navigation prompt: ducks the others while it speaks, and pauses spoken audio (G9).")
 
     @Argument(help: "What the prompt says.")
     var text = "In 300 metres, turn left"
@@ -70,7 +71,8 @@ extension Simulate {
 
     func run() async throws {
       let app = await SimulatedApp.start("nav", sound: sound)
-      await app.setCategory(.playback, options: [.mixWithOthers, .duckOthers])
+      await app.setCategory(
+        .playback, options: [.mixWithOthers, .duckOthers, .interruptSpokenAudioAndMixWithOthers])
       // The prompt is spoken by espeak-ng when it is installed, else a chime stands for it.
       let speech = sound.noSound ? nil : Self.speak(text)
       defer { if let speech { unlink(speech) } }
