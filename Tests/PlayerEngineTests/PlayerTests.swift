@@ -486,6 +486,12 @@ import Testing
     try #require(await rig.until { $0.state == .playing })
     let resumedAt = rig.player.snapshot.position
     #expect(abs(resumedAt - (pausedAt - 2)) < 0.3, "resumed at \(resumedAt), paused at \(pausedAt)")
+    // The user says it is music after all, and back.
+    await rig.player.perform(.toggleSpoken)
+    #expect(rig.session.modes.last == .default)
+    #expect(rig.messages.last == "'Episode 12' is music: a prompt ducks it")
+    await rig.player.perform(.toggleSpoken)
+    #expect(rig.session.modes.last == .spokenAudio)
     #expect(await rig.player.send(.nextTrack) == .success)
     try #require(await eventually { rig.session.modes.last == .default })
   }

@@ -74,6 +74,9 @@ public final class Player: @unchecked Sendable {
     /// Brings the queue back as it was before the last edit (add, remove, move, clear,
     /// replace, shuffle once, files handed over).
     case undo
+    /// The track playing is spoken word (a prompt pauses it) or music (a prompt ducks it),
+    /// whatever its tags say, for as long as the player runs.
+    case toggleSpoken
     /// Plays this entry from its start.
     case playEntry(Int)
     case setShuffle(Bool)
@@ -148,6 +151,8 @@ public final class Player: @unchecked Sendable {
   /// The track heard is spoken word, and the session says so (spokenAudio): a navigation
   /// prompt pauses it instead of ducking it, and it steps back a little when it resumes.
   private var spoken = false
+  /// Tracks the user said are spoken word (true) or music (false), by path.
+  private var spokenOverrides: [String: Bool] = [:]
 
   /// A player on `session`, with an empty queue; `run()` starts it.
   public init(configuration: Configuration, session: any PlayerSession) {
@@ -394,7 +399,8 @@ public final class Player: @unchecked Sendable {
     switch action {
     case .add, .insert, .remove, .move, .clear, .replace, .shuffleOnce:
       remember()
-    case .playEntry, .setShuffle, .setRepeat, .setVolume, .selectDevice, .restore, .undo:
+    case .playEntry, .setShuffle, .setRepeat, .setVolume, .selectDevice, .restore, .undo,
+      .toggleSpoken:
       break
     }
     switch action {
@@ -455,6 +461,11 @@ public final class Player: @unchecked Sendable {
       replanIfNeeded()
     case .undo:
       await undo()
+    case .toggleSpoken:
+      guard let track = engine.snapshot().track ?? queue.withLock(\.current) else { return }
+      spokenOverrides[track.path] = !spoken
+      await tellWhetherSpoken(track)
+      say(.spokenWord(spoken, title: snapshot.title ?? fileName(track.path)))
     case .playEntry(let id):
       guard let t = queue.withLock({ $0.entry(id) }) else { return }
       await start(t)
@@ -745,8 +756,10 @@ public final class Player: @unchecked Sendable {
   private func tellWhetherSpoken(_ track: QueuedTrack) async {
     let now = engine.snapshot()
     let metadata = now.track == track ? now.metadata : nil
-    let isSpoken = Self.isSpoken(
-      path: track.path, genre: metadata?.genre, folders: configuration.spokenFolders)
+    let isSpoken =
+      spokenOverrides[track.path]
+      ?? Self.isSpoken(
+        path: track.path, genre: metadata?.genre, folders: configuration.spokenFolders)
     guard isSpoken != spoken else { return }
     spoken = isSpoken
     try? await session.setCategory(

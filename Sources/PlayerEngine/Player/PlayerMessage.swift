@@ -42,6 +42,8 @@ public enum PlayerMessage: Sendable, Equatable, CustomStringConvertible {
   /// An undo brought back the queue as it was (`count` tracks).
   case undone(count: Int)
   case nothingToUndo
+  /// The user said the track playing is spoken word (true) or music.
+  case spokenWord(Bool, title: String)
 
   /// Whether it is a problem (shown as an error) rather than news.
   public var isProblem: Bool {
@@ -51,7 +53,7 @@ public enum PlayerMessage: Sendable, Equatable, CustomStringConvertible {
       true
     case .interrupted, .pausedForPrompt, .resumed, .interrupterVanished, .tookOver, .outputWentAway,
       .outputWentAwayWhileInterrupted, .playingOn, .handedOver, .queueReplaced, .queueCleared,
-      .undone, .nothingToUndo:
+      .undone, .nothingToUndo, .spokenWord:
       false
     }
   }
@@ -92,6 +94,10 @@ public enum PlayerMessage: Sendable, Equatable, CustomStringConvertible {
     case .queueCleared(let count): "cleared the queue of \(tracks(count)) (undo brings them back)"
     case .undone(let count): "the queue is back as it was: \(tracks(count))"
     case .nothingToUndo: "nothing to undo"
+    case .spokenWord(let on, let title):
+      on
+        ? "'\(title)' is spoken word: a prompt pauses it"
+        : "'\(title)' is music: a prompt ducks it"
     }
   }
 }

@@ -26,6 +26,7 @@ public enum UIAction: String, CaseIterable, Hashable, Sendable {
   case shuffleOnce = "shuffle_once"
   case undo
   case saveQueue = "save_queue"
+  case toggleSpoken = "toggle_spoken"
   case search
   case toggleView = "toggle_view"
   case libraryView = "library_view"
@@ -71,6 +72,7 @@ public enum UIAction: String, CaseIterable, Hashable, Sendable {
     case .shuffleOnce: "shuffle the queue's order once"
     case .undo: "undo the last change to the queue"
     case .saveQueue: "save the queue as a playlist (asks its name)"
+    case .toggleSpoken: "the track playing is spoken word (a prompt pauses it) or music"
     case .search: "filter the view as you type (Esc clears)"
     case .toggleView: "switch between library and queue"
     case .libraryView: "library"
@@ -118,6 +120,7 @@ public enum UIAction: String, CaseIterable, Hashable, Sendable {
     case .shuffleOnce: ["S"]
     case .undo: ["u"]
     case .saveQueue: ["w"]
+    case .toggleSpoken: ["T"]
     case .search: ["/"]
     case .toggleView: ["tab"]
     case .libraryView: ["1"]

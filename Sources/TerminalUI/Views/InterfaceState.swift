@@ -362,6 +362,8 @@ public struct InterfaceState: Sendable {
       return snapshot.queue.count < 2 ? [] : [.perform(.shuffleOnce)]
     case .undo:
       return [.perform(.undo)]
+    case .toggleSpoken:
+      return snapshot.current == nil ? [] : [.perform(.toggleSpoken)]
     case .saveQueue:
       guard !snapshot.queue.isEmpty else {
         say("The queue is empty: nothing to save", now: now)
