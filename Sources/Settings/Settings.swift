@@ -15,6 +15,12 @@ public struct Settings: Hashable, Sendable {
   public var soundTheme = "freedesktop"
   /// Key bindings: action name → keys, as written ("space", "n", "C-x", "left").
   public var keys: [String: [String]] = [:]
+  /// Shuffle and repeat when nothing else says (a saved queue keeps its own).
+  public var shuffle = false
+  /// "off", "all" or "one".
+  public var repeatMode = "off"
+  /// The interface's first view: "library" or "queue".
+  public var startView = "library"
   /// Folders whose files are spoken word (podcasts, audiobooks): a navigation prompt pauses
   /// them instead of ducking them.
   public var spokenFolders: [String] = []
@@ -51,6 +57,21 @@ public struct Settings: Hashable, Sendable {
       case "resume_on_reconnect":
         guard case .boolean(let b) = value else { wrongKind("true or false"); continue }
         settings.resumeOnReconnect = b
+      case "shuffle":
+        guard case .boolean(let b) = value else { wrongKind("true or false"); continue }
+        settings.shuffle = b
+      case "repeat":
+        guard case .string(let s) = value, ["off", "all", "one"].contains(s) else {
+          wrongKind("\"off\", \"all\" or \"one\"")
+          continue
+        }
+        settings.repeatMode = s
+      case "start_view":
+        guard case .string(let s) = value, ["library", "queue"].contains(s) else {
+          wrongKind("\"library\" or \"queue\"")
+          continue
+        }
+        settings.startView = s
       case "spoken_dirs":
         let items: [ConfigValue]
         switch value {

@@ -31,6 +31,12 @@ struct Hark: AsyncParsableCommand {
       handler.logLevel = level
       return handler
     }
+    // 'hark stauts' would open the interface on a path that is not there: a word that is no
+    // file and is one or two letters from a command is a mistyped command.
+    if let word = CommandLine.arguments.dropFirst().first, let near = mistypedCommand(word) {
+      FileHandleStderr.write("hark: no command or file '\(word)'; did you mean 'hark \(near)'?\n")
+      Glibc.exit(2)
+    }
     do {
       var command = try parseAsRoot()
       if var asyncCommand = command as? AsyncParsableCommand {
@@ -81,4 +87,37 @@ struct Seconds: ExpressibleByArgument, Sendable, CustomStringConvertible {
     value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
   }
   var defaultValueDescription: String { description }
+}
+
+/// The command `word` was probably meant to be (one or two letters off, or two swapped), when
+/// it is not a command, not an option and not a file or folder that exists.
+func mistypedCommand(_ word: String) -> String? {
+  let commands = Hark.configuration.subcommands.map { $0._commandName } + ["help"]
+  guard word.count >= 3, !word.hasPrefix("-"), !commands.contains(word), access(word, F_OK) != 0
+  else { return nil }
+  let scored = commands.map { ($0, editDistance(word.lowercased(), $0)) }
+  guard let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= 2, best.1 < word.count / 2 + 1
+  else { return nil }
+  return best.0
+}
+
+/// Damerau–Levenshtein (optimal string alignment): insertions, deletions, substitutions and
+/// swaps of two neighbours each cost one.
+func editDistance(_ a: String, _ b: String) -> Int {
+  let x = Array(a)
+  let y = Array(b)
+  if x.isEmpty || y.isEmpty { return max(x.count, y.count) }
+  var d = [[Int]](repeating: [Int](repeating: 0, count: y.count + 1), count: x.count + 1)
+  for i in 0...x.count { d[i][0] = i }
+  for j in 0...y.count { d[0][j] = j }
+  for i in 1...x.count {
+    for j in 1...y.count {
+      let cost = x[i - 1] == y[j - 1] ? 0 : 1
+      d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
+      if i > 1, j > 1, x[i - 1] == y[j - 2], x[i - 2] == y[j - 1] {
+        d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+      }
+    }
+  }
+  return d[x.count][y.count]
 }

@@ -72,6 +72,12 @@ hark ctl --player hark play || fail "hark ctl --player hark play failed"
 wait_until 5 "hark playing again" 'test "$(playback state)" = playing'
 pass "plain ctl reaches the now-playing app (G18); hark ctl --player hark reaches hark's player"
 kill "$PID_music"
+# Times as people type them (issue 15): minutes:seconds, and relative.
+hark ctl --player hark position 0:30 || fail "position 0:30 failed"
+wait_until 5 "at 0:30" 'position_at_least 30'
+hark ctl --player hark seek -0:20 || fail "seek -0:20 failed"
+wait_until 5 "back at about 0:10" 'check "$(playback position) < 15"'
+pass "hark ctl position 0:30 and seek -0:20 take times as people type them"
 hark ctl -p hark next >/dev/null 2>&1 || true
 if err=$(hark ctl --player nobody pause 2>&1); then fail "a command to nobody succeeded"; fi
 case $err in *"no app named 'nobody' is connected"*) ;; *) fail "ctl to nobody said: $err" ;; esac
@@ -87,3 +93,9 @@ wait "$PID_second" "$PID_player" 2>/dev/null || true
 if err=$(hark add "$E2E_DIR/a.wav" 2>&1); then fail "hark add with no player succeeded"; fi
 [ "$err" = "hark: no hark player is running; 'hark play PATH…' starts one" ] || fail "add said: $err"
 pass "hark add with no player running says so"
+
+# A mistyped command is said as one, not opened as a path (issue 15).
+if err=$(hark stauts 2>&1); then fail "hark stauts succeeded"; else status=$?; fi
+[ "$status" = 2 ] || fail "hark stauts exited $status"
+[ "$err" = "hark: no command or file 'stauts'; did you mean 'hark status'?" ] || fail "it said: $err"
+pass "a mistyped command says which one was meant"

@@ -21,6 +21,9 @@ import Testing
       resume_on_reconnect = true
       sound_theme = "ocean"
       spoken_dirs = ["/srv/podcasts", "/srv/books"]
+      shuffle = true
+      repeat = "all"
+      start_view = "queue"
 
       [keys]
       play_pause = ["space", "p"]
@@ -34,6 +37,10 @@ import Testing
     #expect(settings.resumeOnReconnect)
     #expect(settings.soundTheme == "ocean")
     #expect(settings.spokenFolders == ["/srv/podcasts", "/srv/books"])
+    #expect(settings.shuffle)
+    #expect(settings.repeatMode == "all")
+    #expect(settings.startView == "queue")
+    #expect(Settings.parse("repeat = \"twice\"").1.first?.message.contains("\"off\"") == true)
     #expect(Settings.parse("spoken_dirs = '/srv/talks'").0.spokenFolders == ["/srv/talks"])
     #expect(Settings.parse("spoken_dirs = 3").1.count == 1)
     #expect(settings.keys == ["play_pause": ["space", "p"], "next": ["n"]])

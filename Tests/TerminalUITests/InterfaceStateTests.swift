@@ -159,6 +159,14 @@ import Testing
     #expect(refused.message == "a playlist's name cannot hold '/'")
   }
 
+  /// A key bound to nothing says so and where the keys are listed (issue 15), rather than
+  /// doing nothing silently.
+  @Test func anUnboundKeySaysSo() throws {
+    var s = makeState()
+    #expect(try press(&s, "y").isEmpty)
+    #expect(s.message?.text == "'y' is not bound to anything; ? lists the keys")
+  }
+
   /// The interface's keys are one more source of remote commands (G17), each key its own
   /// command (G19): they go through the same path as MPRIS and `hark ctl`, never to the
   /// engine directly.

@@ -35,6 +35,8 @@ public final class TerminalInterface: @unchecked Sendable {
     public var stateFileIsDamaged = false
     /// Where stderr goes while the interface runs; nil: /dev/null.
     public var logPath: String?
+    /// The view shown first (the config's start_view).
+    public var startView: ViewKind = .library
 
     public init(libraryFolder: String) { self.libraryFolder = libraryFolder }
   }
@@ -119,6 +121,7 @@ private final class InterfaceLoop {
     state = InterfaceState(
       folder: configuration.libraryFolder, layout: Layout(rows: 24, columns: 80),
       bindings: configuration.bindings)
+    state.view = configuration.startView
   }
 
   func run() -> Int32 {

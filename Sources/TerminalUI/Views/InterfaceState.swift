@@ -312,7 +312,11 @@ public struct InterfaceState: Sendable {
       }
       return []
     }
-    guard let action else { return [] }
+    guard let action else {
+      // Nothing silently: a key that does nothing says so, and where the keys are.
+      say("'\(key)' is not bound to anything; \(firstKey(.help)) lists the keys", now: now)
+      return []
+    }
     return perform(action, now: now)
   }
 

@@ -85,11 +85,18 @@ enum InterfaceLauncher {
         .restore(
           paths: s.queue, current: s.current, position: s.position, shuffle: s.shuffle,
           repeatMode: s.repeatMode))
+    } else {
+      // The config's defaults, where no saved queue says otherwise.
+      if settings.shuffle { await player.perform(.setShuffle(true)) }
+      if let mode = RepeatMode(rawValue: settings.repeatMode), mode != .off {
+        await player.perform(.setRepeat(mode))
+      }
     }
 
     var ui = TerminalInterface.Configuration(libraryFolder: libraryFolder)
     ui.bindings = bindings
     ui.startupMessages = startup
+    ui.startView = settings.startView == "queue" ? .queue : .library
     ui.readTags = { path in
       guard let (metadata, seconds) = Decoders.tags(path) else { return nil }
       return TrackInfo(
