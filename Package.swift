@@ -59,6 +59,9 @@ let package = Package(
     .target(name: "SoundServer", dependencies: ["CPulse", "SessionCore"]),
     // Remote-command sources beyond the session server: MPRIS (G17-G19).
     .target(name: "RemoteCommands", dependencies: ["PlayerEngine", "MPRIS", "SessionCore"]),
+    // The machine going to sleep and waking (systemd-logind's PrepareForSleep on the system
+    // bus), with a delay inhibitor held while playing so that the player pauses first.
+    .target(name: "SystemSleep", dependencies: ["CDBus"]),
     // The config file: a TOML subset, read without Foundation.
     .target(name: "Settings"),
     .systemLibrary(
@@ -72,7 +75,7 @@ let package = Package(
       dependencies: [
         "SessionCore", "SessionWire", "SessionServer", "CHarkSys", "AudioCore", "PlayerEngine",
         "ALSAOutput", "SndFileDecoder", "FFmpegDecoder", "Settings", "RemoteCommands", "SoundServer",
-        "TerminalUI",
+        "TerminalUI", "SystemSleep",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]),

@@ -24,10 +24,11 @@ HARK_RUNTIME_PACKAGES=(procps pkgconf libasound2-dev libsndfile1-dev libncurses-
 # test on a private socket; the pipewire-pulse package only adds systemd units), pw-play from
 # pipewire-bin. Not pipewire-alsa, which conflicts with pulseaudio: the tests unpack its ALSA
 # plugin from the package without installing it. ffmpeg makes the FFmpeg decoder's test files
-# (AAC, ALAC, WavPack, TTA, WMA, AC-3, Matroska).
+# (AAC, ALAC, WavPack, TTA, WMA, AC-3, Matroska). python3-dbusmock stands in for systemd-logind
+# on a private system bus (sleep.sh: PrepareForSleep and the delay inhibitor).
 HARK_TEST_PACKAGES=("${HARK_RUNTIME_PACKAGES[@]}" python3 tmux pulseaudio pulseaudio-utils sox gcc
   dbus-daemon dbus-bin playerctl pipewire pipewire-bin wireplumber libpipewire-0.3-modules
-  libspa-0.2-modules ffmpeg)
+  libspa-0.2-modules ffmpeg python3-dbusmock)
 
 # install_packages NAME...: apt-get update, then apt-get install -y, as root or through sudo.
 install_packages() {

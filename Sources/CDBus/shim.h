@@ -14,6 +14,7 @@ static const int cdbus_type_object_path = DBUS_TYPE_OBJECT_PATH;
 static const int cdbus_type_array = DBUS_TYPE_ARRAY;
 static const int cdbus_type_variant = DBUS_TYPE_VARIANT;
 static const int cdbus_type_dict_entry = DBUS_TYPE_DICT_ENTRY;
+static const int cdbus_type_unix_fd = DBUS_TYPE_UNIX_FD;
 
 /* dbus_message_append_args and dbus_message_get_args are variadic, which Swift cannot call;
    the MPRIS target builds and reads every message with the DBusMessageIter API instead. */

@@ -139,6 +139,15 @@ public struct PlaybackPolicy: Equatable, Sendable {
     }
   }
 
+  /// The machine is going to sleep: playing, it pauses as for an output that went (the phone's
+  /// wakeFromSleep is a route change) and stays paused after waking, until the user plays.
+  public mutating func machineWillSleep() -> [Effect] {
+    guard phase == .playing else { return [] }
+    phase = .paused(.route)
+    pausedByRouteFrom = nil
+    return [.stopOutput, .deactivate, .say(.machineSleeping)]
+  }
+
   /// The queue ran out, or the user stopped.
   public mutating func stopped() {
     phase = .stopped

@@ -505,6 +505,39 @@ import Testing
     #expect(!Player.isSpoken(path: "/m/a.flac", genre: "Rock", folders: []))
   }
 
+  /// Sleep (issue 14): sleep is held back only while playing; before the machine sleeps the
+  /// player pauses by route (as the phone's wakeFromSleep) and lets it go; after waking it
+  /// stays paused, says so, and play works at once (G5's "stays paused until the user").
+  @Test func G5_beforeSleepItPausesByRouteAndStaysPausedAfterWaking() async throws {
+    let holds = Locked<[Bool]>([])
+    let rig = PlayerRig(tracks: ["a.wav"]) { c in
+      c.holdSleep = { on in holds.withLock { $0.append(on) } }
+    }
+    defer { rig.stop() }
+    try await rig.playing(atLeast: 0.1)
+    #expect(holds.withLock { $0 } == [true])
+    rig.player.systemSleep(true)
+    try #require(await rig.until { $0.state == .paused })
+    #expect(rig.player.snapshot.pausedBy == .route)
+    #expect(rig.player.snapshot.reason == "Paused — the computer slept")
+    #expect(rig.messages.last == "paused: the computer is going to sleep")
+    try #require(await eventually { holds.withLock { $0 } == [true, false] })
+    rig.player.systemSleep(false)
+    try #require(
+      await eventually { rig.messages.last == "the computer woke up; still paused (play resumes)" })
+    #expect(rig.player.snapshot.state == .paused)
+    #expect(await rig.player.send(.play) == .success)
+    #expect(rig.player.snapshot.state == .playing)
+    #expect(holds.withLock { $0 } == [true, false, true])
+    // Paused by the user, sleep changes nothing and says nothing.
+    #expect(await rig.player.send(.pause) == .success)
+    let said = rig.messages.count
+    rig.player.systemSleep(true)
+    rig.player.systemSleep(false)
+    #expect(await rig.player.send(.stop) == .success)
+    #expect(rig.messages.count == said)
+  }
+
   @Test func removingTheCurrentTrackWhilePlayingGoesOnWithTheNext() async throws {
     let rig = PlayerRig(tracks: ["a.wav", "b.wav"])
     defer { rig.stop() }

@@ -43,6 +43,10 @@ public final class Player: @unchecked Sendable {
     /// How far spoken word steps back when it resumes after a prompt, so that the sentence is
     /// heard whole.
     public var spokenStepBack = 2.0
+    /// Holds the machine's sleep back while playing (true) so that the player can pause first,
+    /// and lets it go (false): logind's delay inhibitor. Called on the player's task when
+    /// playing starts or stops.
+    public var holdSleep: (@Sendable (Bool) -> Void)?
 
     public init(
       engine: AudioEngine.Configuration,
@@ -101,6 +105,8 @@ public final class Player: @unchecked Sendable {
     /// long as connecting to a sound server: not on the way to the first sample).
     case volume(VolumeBox, device: String)
     case tick
+    /// The machine is going to sleep (true) or woke up (false).
+    case sleep(Bool)
     case quit
   }
 
@@ -151,6 +157,10 @@ public final class Player: @unchecked Sendable {
   /// The track heard is spoken word, and the session says so (spokenAudio): a navigation
   /// prompt pauses it instead of ducking it, and it steps back a little when it resumes.
   private var spoken = false
+  /// Paused because the machine went to sleep (until it plays again).
+  private var sleptWhilePlaying = false
+  /// What `holdSleep` was last told.
+  private var holdingSleep = false
   /// Tracks the user said are spoken word (true) or music (false), by path.
   private var spokenOverrides: [String: Bool] = [:]
 
@@ -209,6 +219,9 @@ public final class Player: @unchecked Sendable {
     continuation.yield(.welcome(route: route, silentMode: silentMode))
   }
 
+  /// The machine is going to sleep (true) or woke up (false): see `handleSleep`.
+  public func systemSleep(_ going: Bool) { continuation.yield(.sleep(going)) }
+
   /// Ends `run()`: stops playing, deactivates, publishes that it stopped.
   public func quit() { continuation.yield(.quit) }
 
@@ -260,6 +273,7 @@ public final class Player: @unchecked Sendable {
       case .volume(let box, let device):
         if device == engine.snapshot().deviceName { volume = box.volume }
       case .tick: break
+      case .sleep(let going): await handleSleep(going)
       case .quit:
         await shutDown()
         return
@@ -290,6 +304,12 @@ public final class Player: @unchecked Sendable {
     await publish(snap)
     // A clock only while playing: the position moves and `previous` changes meaning at 3 s.
     // Paused or stopped, nothing moves and nothing polls.
+    // Sleep is held back only while playing, and let go the moment playing stops.
+    if let hold = configuration.holdSleep, (snap.state == .playing) != holdingSleep {
+      holdingSleep = snap.state == .playing
+      hold(holdingSleep)
+    }
+    if snap.state == .playing { sleptWhilePlaying = false }
     if snap.state == .playing, ticker == nil {
       let c = continuation
       ticker = Task {
@@ -751,6 +771,19 @@ public final class Player: @unchecked Sendable {
 
   // MARK: The snapshot
 
+  /// Before the machine sleeps a playing player pauses, as for an output gone (the inhibitor it
+  /// holds while playing is let go as soon as it has: `finishStep`); after waking it stays
+  /// paused and says so; the media keys reach it as before.
+  private func handleSleep(_ going: Bool) async {
+    if going {
+      let effects = policy.machineWillSleep()
+      if !effects.isEmpty { sleptWhilePlaying = true }
+      await carryOut(effects)
+    } else if sleptWhilePlaying, policy.pausedBy == .route {
+      say(.machineWoke)
+    }
+  }
+
   /// Tells the session whether the track now heard is spoken word (spokenAudio) or music,
   /// when that changed.
   private func tellWhetherSpoken(_ track: QueuedTrack) async {
@@ -841,6 +874,7 @@ public final class Player: @unchecked Sendable {
     s.problem = problem
     s.isNowPlaying = nowPlaying
     s.isSpoken = spoken
+    s.pausedForSleep = sleptWhilePlaying && s.pausedBy == .route
     s.enabledCommands = enabledCommands(q, now, loaded: loaded)
     state.withLock { $0 = s }
   }

@@ -42,6 +42,10 @@ public enum PlayerMessage: Sendable, Equatable, CustomStringConvertible {
   /// An undo brought back the queue as it was (`count` tracks).
   case undone(count: Int)
   case nothingToUndo
+  /// The machine is going to sleep: paused.
+  case machineSleeping
+  /// The machine woke up; still paused, as it slept.
+  case machineWoke
   /// The user said the track playing is spoken word (true) or music.
   case spokenWord(Bool, title: String)
 
@@ -53,7 +57,7 @@ public enum PlayerMessage: Sendable, Equatable, CustomStringConvertible {
       true
     case .interrupted, .pausedForPrompt, .resumed, .interrupterVanished, .tookOver, .outputWentAway,
       .outputWentAwayWhileInterrupted, .playingOn, .handedOver, .queueReplaced, .queueCleared,
-      .undone, .nothingToUndo, .spokenWord:
+      .undone, .nothingToUndo, .spokenWord, .machineSleeping, .machineWoke:
       false
     }
   }
@@ -94,6 +98,8 @@ public enum PlayerMessage: Sendable, Equatable, CustomStringConvertible {
     case .queueCleared(let count): "cleared the queue of \(tracks(count)) (undo brings them back)"
     case .undone(let count): "the queue is back as it was: \(tracks(count))"
     case .nothingToUndo: "nothing to undo"
+    case .machineSleeping: "paused: the computer is going to sleep"
+    case .machineWoke: "the computer woke up; still paused (play resumes)"
     case .spokenWord(let on, let title):
       on
         ? "'\(title)' is spoken word: a prompt pauses it"

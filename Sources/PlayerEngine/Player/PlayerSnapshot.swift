@@ -64,6 +64,8 @@ public struct PlayerSnapshot: Sendable, Equatable {
   /// The track heard is spoken word (a podcast, an audiobook): a prompt pauses it rather than
   /// ducking it.
   public var isSpoken = false
+  /// Paused because the machine went to sleep (a route reason, as the phone's wakeFromSleep).
+  public var pausedForSleep = false
 
   public init() {}
 
@@ -100,6 +102,8 @@ public struct PlayerSnapshot: Sendable, Equatable {
   /// nothing to explain.
   public var reason: String? {
     switch (state, pausedBy) {
+    case (.paused, .route) where pausedForSleep:
+      return "Paused — the computer slept"
     case (.paused, .route):
       return "Paused — " + Self.gone(lostRoute)
     case (.paused, .interruption):

@@ -76,7 +76,10 @@ enum InterfaceLauncher {
       makeVolume: { Mixer(forDevice: $0) })
     configuration.resumeOnReconnect = settings.resumeOnReconnect
     configuration.spokenFolders = settings.spokenFolders
+    let sleep = SleepLink()
+    configuration.holdSleep = { sleep.hold($0) }
     let player = Player(configuration: configuration, session: port ?? LocalSession())
+    sleep.start(for: player)
     let forwarders = port?.connect(to: player) ?? []
     let mpris = startMPRIS(for: player)
     let playing = Task { [files] in await player.run(files: files, autoplay: autoplay) }

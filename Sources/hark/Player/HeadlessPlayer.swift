@@ -16,6 +16,7 @@ final class HeadlessPlayer {
   private let port: SessionPort?
   private let files: [String]
   private let exitStatus = FirstStatus()
+  private let sleep: SleepLink
   private var signalSources: [any DispatchSourceSignal] = []
 
   init(
@@ -30,6 +31,9 @@ final class HeadlessPlayer {
       makeVolume: { Mixer(forDevice: $0) })
     configuration.resumeOnReconnect = resumeOnReconnect
     configuration.spokenFolders = spokenFolders
+    let sleep = SleepLink()
+    configuration.holdSleep = { sleep.hold($0) }
+    self.sleep = sleep
     player = Player(configuration: configuration, session: port ?? LocalSession())
   }
 
@@ -102,7 +106,9 @@ final class HeadlessPlayer {
     }
     let forwarders = port?.connect(to: player) ?? []
     let mpris = startMPRIS(for: player)
+    sleep.start(for: player)
     await player.run(files: files, autoplay: true)
+    sleep.stop()
     mpris?.close()
     for f in forwarders { f.cancel() }
     port?.session.close()
