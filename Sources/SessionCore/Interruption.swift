@@ -15,6 +15,9 @@ public struct InterruptionCause: Sendable, Hashable, Codable {
     case call
     /// Another app's non-mixable audio: music taking over, an alarm, a voice assistant.
     case otherAudio
+    /// A recording (the record category, G12): it interrupts every session but a call, as a
+    /// call does, resumably, and nothing but a call may sound while it records.
+    case recording
   }
   public var kind: Kind
   /// The interrupting app's name, as it registered.
@@ -46,12 +49,15 @@ public enum SecondaryAudioHint: String, Sendable, Hashable, Codable {
 public enum ActivationRefusal: String, Sendable, Hashable, Codable, Error, CustomStringConvertible {
   /// A call is active; nothing but another call may start now.
   case callInProgress
+  /// A recording is under way; nothing but a call may sound into it (G12).
+  case recordingInProgress
   /// The session asked to activate before saying who it is.
   case notRegistered
 
   public var description: String {
     switch self {
     case .callInProgress: "a call is in progress"
+    case .recordingInProgress: "a recording is in progress"
     case .notRegistered: "the session has not registered with the server"
     }
   }

@@ -209,6 +209,11 @@ public struct SessionPolicy: Sendable, Hashable {
     sessions.first { $0.value.isActive && $0.value.isCall }?.key
   }
 
+  /// The active recording (a session of the record category), if any (G12).
+  public var activeRecording: SessionID? {
+    sessions.first { $0.value.isActive && $0.value.category == .record }?.key
+  }
+
   private struct Derived: Equatable {
     var ducked = false, muted = false, hint = false, nowPlaying = false, silent = false
   }
@@ -285,6 +290,10 @@ public struct SessionPolicy: Sendable, Hashable {
       if s.isActive { return nil }
       // G10/G11: while a call is active only another call may start.
       if !s.isCall, activeCall != nil { return .activationRefused(.callInProgress) }
+      // G12: no alert, prompt or music sounds into a recording; only a call may start.
+      if !s.isCall, let recording = activeRecording, recording != id {
+        return .activationRefused(.recordingInProgress)
+      }
       sessions[id]?.isActive = true
       // Taking the audio back ends this session's own interruption; it knows it is active.
       sessions[id]?.interruptedBy = []
@@ -364,6 +373,8 @@ public struct SessionPolicy: Sendable, Hashable {
       guard other != id, let s = sessions[other] else { return false }
       if x.isCall { return true }
       if s.isCall { return false }
+      // A recording interrupts every other sound but a call, as a call does (G12).
+      if x.category == .record { return true }
       if x.options.contains(.interruptSpokenAudioAndMixWithOthers) && s.mode == .spokenAudio
         && x.category.acceptsOptions
       {
@@ -380,7 +391,9 @@ public struct SessionPolicy: Sendable, Hashable {
     of id: SessionID, into notes: inout [SessionNotification]
   ) {
     guard let x = sessions[id] else { return }
-    let cause = InterruptionCause(kind: x.isCall ? .call : .otherAudio, by: x.identity.name)
+    let kind: InterruptionCause.Kind =
+      x.isCall ? .call : x.category == .record ? .recording : .otherAudio
+    let cause = InterruptionCause(kind: kind, by: x.identity.name)
     for other in conflicts(of: id) {
       guard var s = sessions[other] else { continue }
       if s.isActive {

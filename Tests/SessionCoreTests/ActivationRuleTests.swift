@@ -25,7 +25,8 @@ import Testing
     let other = policy.add(2, "other", interrupter)
     policy.succeed(.activate(hark))
     let notes = policy.succeed(.activate(other))
-    #expect(notes.interruptions(for: hark) == [beganByOtherAudio("other")])
+    let kind: InterruptionCause.Kind = interrupter == .recorder ? .recording : .otherAudio
+    #expect(notes.interruptions(for: hark) == [.began(InterruptionCause(kind: kind, by: "other"))])
     #expect(!policy.isActive(hark))
   }
 
@@ -280,5 +281,36 @@ import Testing
     #expect(!policy.isActive(rec))
     // Deactivated, it is no longer other audio a game would defer to.
     #expect(!policy.isOtherAudioPlaying(besides: game))
+  }
+
+  /// G12 (issue 14): while it records, music is interrupted as for a call (resumably, when the
+  /// recorder deactivates with notify), a mixable game too, and nothing but a call may start:
+  /// no alert sounds into the recording. A call may (G11), and interrupts the recording.
+  @Test func G12_aRecordingSilencesEverythingButACall() {
+    var policy = SessionPolicy()
+    let hark = policy.add(1, "hark", .music)
+    let game = policy.add(2, "game", .game)
+    let alarm = policy.add(3, "alarm", .alert)
+    let rec = policy.add(4, "rec", .recorder)
+    let phone = policy.add(5, "phone", .call)
+    policy.succeed(.activate(hark))
+    policy.succeed(.activate(game))
+    let began = policy.succeed(.activate(rec))
+    let recording = InterruptionCause(kind: .recording, by: "rec")
+    #expect(began.interruptions(for: hark) == [.began(recording)])
+    #expect(began.interruptions(for: game) == [.began(recording)])
+    #expect(policy.apply(.activate(alarm)).failure == .activationRefused(.recordingInProgress))
+    #expect(policy.apply(.activate(hark)).failure == .activationRefused(.recordingInProgress))
+    #expect(ActivationRefusal.recordingInProgress.description == "a recording is in progress")
+    let call = policy.succeed(.activate(phone))
+    #expect(call.interruptions(for: rec) == [beganByCall("phone")])
+    policy.succeed(.deactivate(phone, .notifyOthersOnDeactivation))
+    #expect(policy.activeSessions.isEmpty)
+    // A recording that ends with notify lets music resume.
+    policy.succeed(.activate(rec))
+    let ended = policy.succeed(.deactivate(rec, .notifyOthersOnDeactivation))
+    #expect(
+      ended.interruptions(for: hark).last
+        == .ended(shouldResume: true, reason: .interrupterDeactivated))
   }
 }

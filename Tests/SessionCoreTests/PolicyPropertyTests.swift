@@ -186,17 +186,36 @@ enum SpecRules {
   static func mixes(_ p: Profile) -> Bool {
     switch p.category {
     case .ambient: true
-    case .playback, .playAndRecord: !p.options.isDisjoint(with: [.mixWithOthers, .duckOthers])
+    case .playback, .playAndRecord:
+      !p.options.isDisjoint(with: [
+        .mixWithOthers, .duckOthers, .interruptSpokenAudioAndMixWithOthers,
+      ])
     case .soloAmbient, .record, .audioProcessing: false
     }
   }
 
-  /// Whether `x` taking the audio interrupts `other`: a call interrupts everyone (G11); a
-  /// non-mixable session every non-mixable one except a call (G9, G11); a mixable one nobody.
+  /// Whether `x` taking the audio interrupts `other`: a call interrupts everyone (G11), and so
+  /// does a recording but for a call (G12); a non-mixable session every non-mixable one except
+  /// a call (G9, G11); a mixable one nobody, except one that interrupts spoken audio, which
+  /// interrupts spokenAudio sessions (a prompt pausing a podcast).
   static func interrupts(_ x: Profile, _ other: Profile) -> Bool {
     if x.mode == .voiceCall { return true }
-    if mixes(x) || other.mode == .voiceCall { return false }
+    if other.mode == .voiceCall { return false }
+    if x.category == .record { return true }
+    if x.options.contains(.interruptSpokenAudioAndMixWithOthers), other.mode == .spokenAudio,
+      x.category == .playback || x.category == .playAndRecord
+    {
+      return true
+    }
+    if mixes(x) { return false }
     return !mixes(other)
+  }
+
+  /// What an interruption by `x` says it is.
+  static func cause(_ x: Profile, name: String) -> InterruptionCause {
+    InterruptionCause(
+      kind: x.mode == .voiceCall ? .call : x.category == .record ? .recording : .otherAudio,
+      by: name)
   }
 }
 
@@ -251,7 +270,7 @@ struct InterruptionModel {
     _ x: SessionID, _ profile: Profile, name: String, before: SessionPolicy,
     into out: inout [SessionID: Interruption]
   ) {
-    let cause = InterruptionCause(kind: profile.mode == .voiceCall ? .call : .otherAudio, by: name)
+    let cause = SpecRules.cause(profile, name: name)
     for (other, s) in before.sessions where other != x {
       guard SpecRules.interrupts(profile, Profile(s)) else { continue }
       if s.isActive {
@@ -421,8 +440,12 @@ struct PolicyRun {
     case .activate(let id):
       guard let s = p.sessions[id] else { return .activationRefused(.notRegistered) }
       let callActive = p.sessions.values.contains { $0.isActive && $0.mode == .voiceCall }
-      return !s.isActive && s.mode != .voiceCall && callActive
-        ? .activationRefused(.callInProgress) : nil
+      let recording = p.sessions.contains {
+        $0.key != id && $0.value.isActive && $0.value.category == .record
+      }
+      if s.isActive || s.mode == .voiceCall { return nil }
+      if callActive { return .activationRefused(.callInProgress) }
+      return recording ? .activationRefused(.recordingInProgress) : nil
     case .setCategory(let id, let category, _, let options):
       if p.sessions[id] == nil { return .unknownSession(id) }
       let takesOptions = category == .playback || category == .playAndRecord
@@ -501,6 +524,9 @@ struct PolicyRun {
     }
     if active.values.contains(where: { $0.mode == .voiceCall }), active.count != 1 {
       found.add(.activity, "a call is active alongside others: \(active.keys.sorted())")
+    }
+    if active.values.contains(where: { $0.category == .record }), active.count != 1 {
+      found.add(.activity, "a recording is active alongside others: \(active.keys.sorted())")
     }
     if case .activate(let id) = event, !policy.isActive(id) {
       found.add(.activity, "\(id) activated but is not active")

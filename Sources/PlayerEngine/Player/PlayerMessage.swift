@@ -72,6 +72,8 @@ public enum PlayerMessage: Sendable, Equatable, CustomStringConvertible {
       switch cause.kind {
       case .call: "paused: call in progress" + (willResume ? " (will resume)" : "")
       case .otherAudio: "paused: '\(cause.by)' is playing"
+      case .recording:
+        "paused: '\(cause.by)' is recording" + (willResume ? " (will resume)" : "")
       }
     case .pausedForPrompt(let by): "paused for '\(by)'; resumes after"
     case .resumed(let by): "resumed" + (by.map { ": '\($0)' ended" } ?? "")

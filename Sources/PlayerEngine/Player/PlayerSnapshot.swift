@@ -110,6 +110,8 @@ public struct PlayerSnapshot: Sendable, Equatable {
       if let i = interruption {
         switch i.kind {
         case .call: return "Paused — call in progress" + (willResume ? " (will resume)" : "")
+        case .recording:
+          return "Paused — '\(i.by)' is recording" + (willResume ? " (will resume)" : "")
         case .otherAudio where isSpoken:
           return "Paused for '\(i.by)'" + (willResume ? " (resumes after)" : "")
         case .otherAudio:

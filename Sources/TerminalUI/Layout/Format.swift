@@ -39,6 +39,7 @@ public enum Format {
         switch i.kind {
         case .call: return "Paused (call)"
         case .otherAudio: return "Paused ('\(i.by)')"
+        case .recording: return "Paused (recording)"
         }
       case .user, nil: return "Paused"
       }

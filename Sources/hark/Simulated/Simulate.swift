@@ -5,8 +5,11 @@ import SessionCore
 
 struct Simulate: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
-    abstract: "Simulate another app, to watch hark's manners: alarm, nav, music, assistant, game.",
-    subcommands: [Alarm.self, Nav.self, Music.self, Assistant.self, Game.self])
+    abstract:
+      "Simulate another app, to watch hark's manners: alarm, nav, music, assistant, game, recorder.",
+    subcommands: [
+      Alarm.self, Nav.self, Music.self, Assistant.self, Game.self, Recorder.self,
+    ])
 }
 
 extension Simulate {

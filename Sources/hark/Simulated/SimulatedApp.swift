@@ -31,14 +31,17 @@ final class SimulatedApp {
 
   /// Connects to the session server (starting it if needed) or exits with the reason.
   static func start(_ name: String, sound: SoundOptions) async -> SimulatedApp {
+    await start(name, sound: sound.noSound ? nil : AppSound(app: name, device: sound.device))
+  }
+
+  /// An app that makes no sound of its own (a recorder).
+  static func start(_ name: String, sound: AppSound? = nil) async -> SimulatedApp {
     StreamIdentity.announce(app: name, role: role(of: name))
     let session: AudioSession
     do { session = try await AudioSession.connect(.init(name: name)) } catch {
       die(error.description)
     }
-    return SimulatedApp(
-      name: name, session: session,
-      sound: sound.noSound ? nil : AppSound(app: name, device: sound.device))
+    return SimulatedApp(name: name, session: session, sound: sound)
   }
 
   /// What the sound server is told each simulated app's sound is.
@@ -181,6 +184,7 @@ final class SimulatedApp {
       switch cause.kind {
       case .call: return "interruption began: call from '\(cause.by)'"
       case .otherAudio: return "interruption began: '\(cause.by)' took the audio"
+      case .recording: return "interruption began: '\(cause.by)' is recording"
       }
     case .interruption(.ended(let shouldResume, let reason)):
       let why =

@@ -1,0 +1,113 @@
+import ArgumentParser
+import Glibc
+import PlayerEngine
+import SessionCore
+
+extension Simulate {
+  struct Recorder: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+      abstract: "A voice-memo app records from the sound server's source (G12).",
+      discussion: """
+        The record category, active only while it records: while it does, music is \
+        interrupted as for a call (and resumes after it), and no alert, prompt or other \
+        app may sound into the recording; only a call may interrupt it, which ends the \
+        recording there. It records the sound server's default source (or --source) with \
+        parec into a WAV file it names, then deactivates with notify.
+        """)
+
+    @Option(help: ArgumentHelp("How long it records.", valueName: "seconds"))
+    var seconds = Seconds(5)
+
+    @Option(
+      help: ArgumentHelp("The WAV file to write (default: memo-TIME.wav here).", valueName: "file"))
+    var out: String?
+
+    @Option(
+      help: ArgumentHelp(
+        "The sound server's source to record (default: its default).", valueName: "name"))
+    var source: String?
+
+    func run() async throws {
+      let file = out ?? Self.defaultName()
+      let app = await SimulatedApp.start("recorder")
+      await app.setCategory(.record)
+      // G12: active only while recording, so it is the last thing before recording starts.
+      guard await app.activate() else { app.finish(status: 1) }
+      guard let parec = Self.startRecording(into: file, source: source) else {
+        app.say("cannot record: parec (pulseaudio-utils) did not start")
+        await app.deactivate(notifyingOthers: true)
+        app.finish(status: 1)
+      }
+      app.say("recording for \(seconds) into '\(file)'")
+      await app.publish(.playing, title: "Voice memo")
+      let deadline = ContinuousClock.Instant.after(seconds)
+      var cut = false
+      loop: while let input = await app.next(until: deadline) {
+        switch input {
+        case .signal: break loop
+        case .command(let c): c.respond(.commandDisabled)
+        case .event(.interruption(.began(let cause))):
+          // Only a call can (G11): the memo ends here, and keeps what it has.
+          app.say("recording cut short by '\(cause.by)'")
+          cut = true
+          break loop
+        case .event, .wake: break
+        }
+      }
+      // parec ends on SIGINT and closes the WAV file properly (its header says its length).
+      kill(parec, SIGINT)
+      var status: Int32 = 0
+      while waitpid(parec, &status, 0) < 0 && errno == EINTR {}
+      if !cut { await app.deactivate(notifyingOthers: true) }
+      await app.publish(.stopped, title: "Voice memo")
+      app.say("saved '\(file)'")
+      app.finish()
+    }
+
+    static func defaultName() -> String {
+      var t = time(nil)
+      var parts = tm()
+      localtime_r(&t, &parts)
+      var buffer = [CChar](repeating: 0, count: 32)
+      strftime(&buffer, buffer.count, "memo-%Y%m%d-%H%M%S.wav", &parts)
+      return String(
+        decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// parec writing a 44.1 kHz mono 16-bit WAV file; its pid, or nil when it did not start.
+    static func startRecording(into file: String, source: String?) -> pid_t? {
+      var arguments = [
+        "parec", "--file-format=wav", "--format=s16le", "--rate=44100", "--channels=1",
+        "--client-name=hark recorder",
+      ]
+      if let source { arguments.append("--device=\(source)") }
+      arguments.append(file)
+      var actions = posix_spawn_file_actions_t()
+      posix_spawn_file_actions_init(&actions)
+      defer { posix_spawn_file_actions_destroy(&actions) }
+      posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+      let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+      defer { for p in argv { free(p) } }
+      // This process ignores SIGINT and SIGTERM (it takes them as events); parec must not
+      // inherit that, or the SIGINT that ends the recording would not reach it.
+      var attributes = posix_spawnattr_t()
+      posix_spawnattr_init(&attributes)
+      defer { posix_spawnattr_destroy(&attributes) }
+      var defaults = sigset_t()
+      sigemptyset(&defaults)
+      sigaddset(&defaults, SIGINT)
+      sigaddset(&defaults, SIGTERM)
+      posix_spawnattr_setsigdefault(&attributes, &defaults)
+      var none = sigset_t()
+      sigemptyset(&none)
+      posix_spawnattr_setsigmask(&attributes, &none)
+      posix_spawnattr_setflags(
+        &attributes, Int16(POSIX_SPAWN_SETSIGDEF) | Int16(POSIX_SPAWN_SETSIGMASK))
+      var pid: pid_t = 0
+      guard posix_spawnp(&pid, "parec", &actions, &attributes, argv, environ) == 0 else {
+        return nil
+      }
+      return pid
+    }
+  }
+}
