@@ -12,6 +12,8 @@ final class AudioInput {
   let frame: UnsafeMutablePointer<AVFrame>
   private let stream: UnsafeMutablePointer<AVStream>
   private let streamIndex: Int32
+  /// The file, for what FFmpeg does not say (an MP4's exact length: `exactEnd`).
+  private let path: String
   /// FFmpeg's name for the codec ("aac", "alac").
   let codecName: String
   /// Frames per second and samples per frame of what is written (the stream's own).
@@ -25,6 +27,7 @@ final class AudioInput {
   /// Opens `path` and the decoder of its best audio stream. Throws with plain words when it is
   /// not a regular file, not something FFmpeg reads, has no audio, or a codec FFmpeg lacks.
   init(path: String) throws(Failure) {
+    self.path = path
     try refuseOddFiles(path)
     guard let packet = av_packet_alloc(), let frame = av_frame_alloc() else {
       throw Failure(reason: "out of memory")
@@ -308,6 +311,12 @@ final class AudioInput {
       {
         return count
       }
+    }
+    // The track's own samples (its header's duration less the edit's start), when they are
+    // what the millisecond-rounded edit list meant: within one movie tick of it.
+    if let mp4 = MP4Lengths.read(path), mp4.trackTimeScale == rate {
+      let tick = rate / max(1, mp4.movieTimeScale) + 1
+      if abs(mp4.samples - edited) <= tick { return mp4.samples }
     }
     return edited
   }
