@@ -18,10 +18,26 @@
                                             blocks at BASE + k * STEP Hz, see deep-buffers.sh):
                                             one line "k seconds" per run of 20 ms windows at one
                                             block's frequency (loud windows only)
+  audio_probe.py gaps OUT T1 T2             the silences between the first and the last sound in
+                                            [T1, T2]: runs of over 1 ms of samples all quieter
+                                            than -50 dBFS; one line "start length" each, in
+                                            seconds (start: after the first sound)
+  audio_probe.py gapless OUT T1 T2 FREQ PIECE COUNT
+                                            a sine of FREQ Hz played as COUNT tracks of PIECE
+                                            seconds each (a fraction: 58800/44100), heard in
+                                            [T1, T2]: is it one continuous sine? Prints "key
+                                            value..." lines (see `gapless` below)
+  audio_probe.py delay FILE                 what an encoded file says of its encoder's delay and
+                                            padding, which a gapless decoder removes: an MP3's
+                                            LAME tag ("lame DELAY PADDING"), an MP4's edit list
+                                            ("edit-list MEDIA_TIME", iTunSMPB's fields after it
+                                            when there is one), an Ogg Opus stream's "pre-skip N";
+                                            "none" when it says nothing
 
 Times are wall-clock seconds (bash's $EPOCHREALTIME). Pure Python: a fresh machine has no numpy.
 """
 import array
+from fractions import Fraction
 import math
 import os
 import signal
@@ -106,10 +122,173 @@ def windows(samples):
         yield i, dbfs(samples[i:i + WINDOW])
 
 
+def encoder_delay(path):
+    """See `delay` in the usage above."""
+    with open(path, "rb") as f:
+        data = f.read(1 << 20)
+    if data[:4] == b"OggS" and b"OpusHead" in data[:512]:
+        head = data.index(b"OpusHead")
+        return f"pre-skip {int.from_bytes(data[head + 10:head + 12], 'little')}"
+    if data[4:8] == b"ftyp":
+        if b"elst" not in data:
+            return "none"
+        box = data.index(b"elst") + 4  # version, flags, entry count, then the entries
+        version = data[box]
+        entry = box + 8
+        if version == 1:
+            media_time = int.from_bytes(data[entry + 8:entry + 16], "big", signed=True)
+        else:
+            media_time = int.from_bytes(data[entry + 4:entry + 8], "big", signed=True)
+        said = f"edit-list {media_time}"
+        if b"iTunSMPB" in data:
+            # ----, mean, name "iTunSMPB", then a data box whose text follows 8 bytes of flags.
+            at = data.index(b"iTunSMPB")
+            text_at = data.find(b"data", at) + 12
+            said += " iTunSMPB" + data[text_at:text_at + 120].split(b"\0")[0].decode("latin-1")
+        return said
+    # MP3: past an ID3v2 tag, the first frame's Xing or Info tag, and LAME's extension 120
+    # bytes after it (9 bytes of encoder name, ..., at 21: 12 bits of delay, 12 of padding).
+    start = 0
+    if data[:3] == b"ID3":
+        start = 10 + sum((b & 0x7F) << (7 * (3 - i)) for i, b in enumerate(data[6:10]))
+    first_frame = data[start:start + 200]
+    for name in (b"Xing", b"Info"):
+        at = first_frame.find(name)
+        if at >= 0:
+            lame = start + at + 120
+            d = data[lame + 21:lame + 24]
+            if len(d) == 3:
+                return f"lame {(d[0] << 4) | (d[1] >> 4)} {((d[1] & 0x0F) << 8) | d[2]}"
+    return "none"
+
+
+def gaps(x, rate, min_ms=1.0):
+    """The runs of samples quieter than LOUD_DBFS, longer than min_ms, between the first and the
+    last louder sample: (start, length) in seconds, start from the first louder sample. A tone
+    crosses zero in a sample or two; a stream that stops and starts again leaves a run of
+    silence."""
+    quiet = 32768 * 10 ** (LOUD_DBFS / 20)
+    loud = [n for n in range(len(x)) if abs(x[n]) > quiet]
+    found = []
+    for a, b in zip(loud, loud[1:]):
+        if b - a - 1 > rate * min_ms / 1000:
+            found.append(((a + 1 - loud[0]) / rate, (b - a - 1) / rate))
+    return found
+
+
+def fit_sine(x, lo, hi, omega):
+    """Least squares fit of a*sin(omega*n) + b*cos(omega*n) + c to x[lo:hi] (n the index in x).
+    Returns (a, b, c)."""
+    ss = sc = cc = s1 = c1 = xs = xc = x1 = 0.0
+    for n in range(lo, hi):
+        s, c, v = math.sin(omega * n), math.cos(omega * n), x[n]
+        ss += s * s
+        sc += s * c
+        cc += c * c
+        s1 += s
+        c1 += c
+        xs += v * s
+        xc += v * c
+        x1 += v
+    m = [[ss, sc, s1, xs], [sc, cc, c1, xc], [s1, c1, float(hi - lo), x1]]
+    for i in range(3):  # Gauss-Jordan on the 3x3 normal equations
+        p = max(range(i, 3), key=lambda r: abs(m[r][i]))
+        m[i], m[p] = m[p], m[i]
+        for r in range(3):
+            if r != i:
+                f = m[r][i] / m[i][i]
+                m[r] = [a - f * b for a, b in zip(m[r], m[i])]
+    return tuple(m[i][3] / m[i][i] for i in range(3))
+
+
+def sine_residual(x, centre, omega, fit_half, half):
+    """The sine of angular frequency omega (radians per sample) fitted over centre +- fit_half
+    samples, subtracted from x: the largest |residual| within centre +- half, and where (an
+    index in x). A gap, samples dropped or repeated, or a click there leave a residual as large
+    as the step they make; a continuous sine leaves only what the codec added to it."""
+    a, b, c = fit_sine(x, centre - fit_half, centre + fit_half, omega)
+    peak, at = 0.0, centre
+    for n in range(centre - half, centre + half):
+        r = abs(x[n] - (a * math.sin(omega * n) + b * math.cos(omega * n) + c))
+        if r > peak:
+            peak, at = r, n
+    return peak, at
+
+
+def phase_step(x, centre, omega, fit_half, half):
+    """The sine fitted just before centre (centre - fit_half to centre - half) against the one
+    just after (centre + half to centre + fit_half): how far the second is shifted in time, in
+    samples (within half a period either way). 0 for a continuous sine."""
+    a1, b1, _ = fit_sine(x, centre - fit_half, centre - half, omega)
+    a2, b2, _ = fit_sine(x, centre + half, centre + fit_half, omega)
+    step = math.atan2(b1, a1) - math.atan2(b2, a2)  # phase lost; positive: the sound is late
+    step = (step + math.pi) % (2 * math.pi) - math.pi
+    return step / omega
+
+
+def to_dbfs(peak):
+    return 20 * math.log10(peak / 32768.0) if peak > 0 else -200.0
+
+
+def gapless(x, rate, freq, piece, count, half_ms=10.0, fit_ms=250.0):
+    """Measures a continuous sine of `freq` Hz played as `count` tracks of `piece` seconds each
+    (x: mono samples, full scale 32768). Its start and end are where it first and last reaches
+    5 % of its peak; the boundaries between the tracks are expected `piece` seconds of sound
+    apart from its start. Yields (key, values...):
+
+      amplitude DBFS          the sine's peak
+      onset S                 its start, in seconds from the start of x
+      length S                from its first to its last loud sample (count * piece if whole)
+      silence S               the longest silence in it (see `gaps`; 0 when none)
+      boundary K DBFS AT STEP the largest residual within +-half_ms of boundary K (1 ..
+                              count - 1) once the sine fitted over +-fit_ms is subtracted; AT:
+                              where it is, in ms from the expected boundary; STEP: the time
+                              shift of the sine after the boundary against the one before, in
+                              samples
+      floor DBFS              the largest residual of the same measure at 1/4, 1/2 and 3/4 of
+                              each track, away from any boundary: the codec's own noise
+    """
+    peak = max((abs(v) for v in x), default=0)
+    if peak < 32768 * 10 ** (LOUD_DBFS / 20):
+        yield ("amplitude", "none")
+        return
+    loud = [n for n in range(len(x)) if abs(x[n]) > 0.05 * peak] or [0]
+    onset, end = loud[0], loud[-1]
+    omega = 2 * math.pi * freq / rate
+    half, fit_half = int(rate * half_ms / 1000), int(rate * fit_ms / 1000)
+    yield ("amplitude", f"{to_dbfs(peak):.1f}")
+    yield ("onset", f"{onset / rate:.4f}")
+    yield ("length", f"{(end + 1 - onset) / rate:.4f}")
+    yield ("silence", f"{max((n for _, n in gaps(x[onset:end + 1], rate)), default=0):.4f}")
+
+    def measurable(centre):
+        return centre - fit_half >= 0 and centre + fit_half <= len(x)
+
+    for k in range(1, count):
+        centre = onset + round(k * piece * rate)
+        if not measurable(centre):
+            yield ("boundary", k, "none")
+            continue
+        r, at = sine_residual(x, centre, omega, fit_half, half)
+        step = phase_step(x, centre, omega, fit_half, half)
+        yield ("boundary", k, f"{to_dbfs(r):.1f}", f"{(at - centre) * 1000 / rate:+.1f}",
+               f"{step:+.1f}")
+    floor = 0.0
+    for k in range(count):
+        for q in (0.25, 0.5, 0.75):
+            centre = onset + round((k + q) * piece * rate)
+            if measurable(centre):
+                floor = max(floor, sine_residual(x, centre, omega, fit_half, half)[0])
+    yield ("floor", f"{to_dbfs(floor):.1f}")
+
+
 def main(argv):
     command = argv[1]
     if command == "record":
         record(argv[2], argv[3], *argv[4:5])
+        return
+    if command == "delay":
+        print(encoder_delay(argv[2]))
         return
     out, t1, t2 = argv[2], float(argv[3]), float(argv[4])
     samples, start = load(out, t1, t2)
@@ -150,6 +329,13 @@ def main(argv):
         for k, n in runs:
             if k is not None:
                 print(k, f"{n * size / RATE:.2f}")
+    elif command == "gaps":
+        for at, length in gaps(samples, RATE):
+            print(f"{at:.4f} {length:.4f}")
+    elif command == "gapless":
+        freq, piece, count = float(argv[5]), float(Fraction(argv[6])), int(argv[7])
+        for key, *values in gapless(samples, RATE, freq, piece, count):
+            print(key, *values)
     elif command == "level":
         print(f"{dbfs(samples):.2f}")
     elif command == "freq":
