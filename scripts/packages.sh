@@ -25,10 +25,11 @@ HARK_RUNTIME_PACKAGES=(procps pkgconf libasound2-dev libsndfile1-dev libncurses-
 # pipewire-bin. Not pipewire-alsa, which conflicts with pulseaudio: the tests unpack its ALSA
 # plugin from the package without installing it. ffmpeg makes the FFmpeg decoder's test files
 # (AAC, ALAC, WavPack, TTA, WMA, AC-3, Matroska). python3-dbusmock stands in for systemd-logind
-# on a private system bus (sleep.sh: PrepareForSleep and the delay inhibitor).
+# on a private system bus (sleep.sh: PrepareForSleep and the delay inhibitor). kitty, xvfb and
+# xdotool run the interface in a real kitty on a virtual X server and press its media keys.
 HARK_TEST_PACKAGES=("${HARK_RUNTIME_PACKAGES[@]}" python3 tmux pulseaudio pulseaudio-utils sox gcc
   dbus-daemon dbus-bin playerctl pipewire pipewire-bin wireplumber libpipewire-0.3-modules
-  libspa-0.2-modules ffmpeg python3-dbusmock)
+  libspa-0.2-modules ffmpeg python3-dbusmock kitty xvfb xdotool)
 
 # install_packages NAME...: apt-get update, then apt-get install -y, as root or through sudo.
 install_packages() {
