@@ -76,13 +76,13 @@ final class BackgroundWorker: @unchecked Sendable {
   private let mailbox: Mailbox
   private let readTags: @Sendable (String) -> TrackInfo?
   private let listOutputs: @Sendable () -> [OutputChoice]
-  private let expandFolder: @Sendable (String) -> [String]
+  private let expandFolder: @Sendable (String) -> (files: [String], problems: [String])
   private let request: @Sendable (PlayerRequest) -> Void
 
   init(
     mailbox: Mailbox, readTags: @escaping @Sendable (String) -> TrackInfo?,
     listOutputs: @escaping @Sendable () -> [OutputChoice],
-    expandFolder: @escaping @Sendable (String) -> [String],
+    expandFolder: @escaping @Sendable (String) -> (files: [String], problems: [String]),
     request: @escaping @Sendable (PlayerRequest) -> Void
   ) {
     self.mailbox = mailbox
@@ -92,6 +92,13 @@ final class BackgroundWorker: @unchecked Sendable {
     self.request = request
     sem_init(semaphore, 0, 0)
     startThread(named: "hark-ui-worker") { [self] in loop() }
+  }
+
+  /// Lines for the status line, capitalised as it shows them.
+  private func say(_ lines: [String]) {
+    guard !lines.isEmpty else { return }
+    let capitalised = lines.map { $0.prefix(1).uppercased() + $0.dropFirst() }
+    mailbox.post { $0.messages += capitalised }
   }
 
   func submit(_ job: Job) {
@@ -156,7 +163,8 @@ final class BackgroundWorker: @unchecked Sendable {
         let list = listOutputs()
         mailbox.post { $0.outputs = list }
       case .job(.addFolder(let folder, let next)):
-        let files = expandFolder(folder)
+        let (files, problems) = expandFolder(folder)
+        say(problems)
         if files.isEmpty {
           mailbox.post {
             $0.messages.append("No audio files in '\(Folder.title(fromName: folder))'")
@@ -173,7 +181,8 @@ final class BackgroundWorker: @unchecked Sendable {
           }
         }
       case .job(.playPlaylist(let playlist)):
-        let files = expandFolder(playlist)
+        let (files, problems) = expandFolder(playlist)
+        say(problems)
         if files.isEmpty {
           mailbox.post {
             $0.messages.append("Nothing to play in '\(Folder.title(fromName: playlist))'")

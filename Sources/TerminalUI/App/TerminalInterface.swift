@@ -26,7 +26,11 @@ public final class TerminalInterface: @unchecked Sendable {
     /// The outputs for the route picker, listed on the background thread.
     public var listOutputs: @Sendable () -> [OutputChoice] = { [] }
     /// The audio files under a folder, in play order (on the background thread).
-    public var expandFolder: @Sendable (String) -> [String] = { _ in [] }
+    /// The files a folder or a playlist holds, and a line for what could not be used (files
+    /// of no format hark plays, unreadable folders), said once.
+    public var expandFolder: @Sendable (String) -> (files: [String], problems: [String]) = { _ in
+      ([], [])
+    }
     /// Starts a simulated incoming call; returns a line for the status line.
     public var simulateCall: @Sendable () -> String = { "There is no way to simulate a call" }
     /// Where the queue is saved on quit; nil: not saved.

@@ -108,7 +108,10 @@ enum InterfaceLauncher {
     ui.listOutputs = {
       OutputDevice.list().map { OutputChoice(name: $0.name, summary: $0.description) }
     }
-    ui.expandFolder = { QueueLoader.load([$0]).files.map(Folder.absolute) }
+    ui.expandFolder = { path in
+      let (files, problems) = QueueLoader.load([path])
+      return (files.map(Folder.absolute), problems)
+    }
     let logPath = StatePaths.log()
     ui.simulateCall = { SimulatedCall.start(logPath: logPath) }
     ui.stateFile = stateFile
