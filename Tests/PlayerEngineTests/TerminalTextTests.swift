@@ -26,4 +26,17 @@ import Testing
     #expect(
       !shown.unicodeScalars.contains { $0.value < 0x20 || ($0.value >= 0x7F && $0.value <= 0x9F) })
   }
+
+  /// Times as people type them for a seek (issue 15).
+  @Test func typedTimesAreReadAsPeopleWriteThem() {
+    #expect(TypedTime("90") == TypedTime(seconds: 90, isRelative: false))
+    #expect(TypedTime("1:30")?.seconds == 90)
+    #expect(TypedTime("1:02:03")?.seconds == 3_723)
+    #expect(TypedTime("+1:00") == TypedTime(seconds: 60, isRelative: true))
+    #expect(TypedTime("-0:15") == TypedTime(seconds: -15, isRelative: true))
+    #expect(TypedTime("12.5")?.seconds == 12.5)
+    for bad in ["1:75", "abc", "1:2:3:4", "", ":", "-", "1:-5", "inf"] {
+      #expect(TypedTime(bad) == nil, "\(bad)")
+    }
+  }
 }

@@ -167,6 +167,29 @@ import Testing
     #expect(s.message?.text == "'y' is not bound to anything; ? lists the keys")
   }
 
+  /// Seek by typed time (issue 15): ':' asks in the hint line; absolute and relative times go
+  /// as the remote commands they are; a line that is no time is said and the prompt stays.
+  @Test func colonGoesToATypedTime() throws {
+    var s = makeState()
+    var snap = s.snapshot
+    snap.isSeekable = true
+    s.update(snap)
+    #expect(
+      try press(&s, ":", "1", ":", "3", "0", "enter") == [
+        .send(.changePlaybackPosition(seconds: 90), label: "go to")
+      ])
+    #expect(s.prompt == nil)
+    #expect(
+      try press(&s, ":", "-", "1", "5", "enter") == [
+        .send(.skipBackward(seconds: 15), label: "go to")
+      ])
+    #expect(try press(&s, ":", "x", "enter").isEmpty)
+    #expect(s.message?.text == "'x' is no time: 1:30, 90, +10 or -0:15")
+    #expect(s.prompt == Prompt(kind: .goTo, text: "x"), "the prompt stays to be mended")
+    #expect(try press(&s, "esc").isEmpty)
+    #expect(s.prompt == nil)
+  }
+
   /// The interface's keys are one more source of remote commands (G17), each key its own
   /// command (G19): they go through the same path as MPRIS and `hark ctl`, never to the
   /// engine directly.

@@ -27,6 +27,7 @@ public enum UIAction: String, CaseIterable, Hashable, Sendable {
   case undo
   case saveQueue = "save_queue"
   case toggleSpoken = "toggle_spoken"
+  case goTo = "go_to"
   case search
   case toggleView = "toggle_view"
   case libraryView = "library_view"
@@ -73,6 +74,7 @@ public enum UIAction: String, CaseIterable, Hashable, Sendable {
     case .undo: "undo the last change to the queue"
     case .saveQueue: "save the queue as a playlist (asks its name)"
     case .toggleSpoken: "the track playing is spoken word (a prompt pauses it) or music"
+    case .goTo: "go to a time in the track (1:30, 90, +10, -0:15)"
     case .search: "filter the view as you type (Esc clears)"
     case .toggleView: "switch between library and queue"
     case .libraryView: "library"
@@ -121,6 +123,7 @@ public enum UIAction: String, CaseIterable, Hashable, Sendable {
     case .undo: ["u"]
     case .saveQueue: ["w"]
     case .toggleSpoken: ["T"]
+    case .goTo: [":"]
     case .search: ["/"]
     case .toggleView: ["tab"]
     case .libraryView: ["1"]

@@ -19,6 +19,23 @@ public struct OutputChoice: Hashable, Sendable {
   }
 }
 
+/// A line typed in the hint line.
+public struct Prompt: Hashable, Sendable {
+  public enum Kind: Hashable, Sendable {
+    /// The name to save the queue under.
+    case saveQueue
+    /// A time to go to in the track playing ("1:30", "+10").
+    case goTo
+  }
+  public var kind: Kind
+  public var text = ""
+
+  public init(kind: Kind, text: String = "") {
+    self.kind = kind
+    self.text = text
+  }
+}
+
 /// A box over the lists.
 public enum Overlay: Hashable, Sendable {
   /// The key bindings, scrolled to this line.
@@ -89,8 +106,10 @@ public struct InterfaceState: Sendable {
 
   /// The search prompt is taking keys.
   public var isTyping = false
+  /// A line being typed in the hint line: a playlist's name, or a time to go to.
+  public var prompt: Prompt?
   /// The name typed so far while saving the queue as a playlist; nil when not saving.
-  public var saveName: String?
+  public var saveName: String? { prompt?.kind == .saveQueue ? prompt?.text : nil }
   public var overlay: Overlay?
   public var outputs: [OutputChoice]?
   public var message: StatusMessage?
@@ -295,7 +314,7 @@ public struct InterfaceState: Sendable {
     if key == Key.char("c", .ctrl) { return [.interrupt] }
     if key == Key.char("z", .ctrl) { return [.suspend] }
     if isTyping { return type(key, now: now) }
-    if saveName != nil { return typeName(key, now: now) }
+    if prompt != nil { return typePrompt(key, now: now) }
     let action = bindings.action(for: key)
     switch overlay {
     case .help(let top)?:
@@ -373,7 +392,14 @@ public struct InterfaceState: Sendable {
         say("The queue is empty: nothing to save", now: now)
         return []
       }
-      saveName = ""
+      prompt = Prompt(kind: .saveQueue)
+      return []
+    case .goTo:
+      guard snapshot.isSeekable else {
+        say("The track playing cannot seek", now: now)
+        return []
+      }
+      prompt = Prompt(kind: .goTo)
       return []
     case .remove:
       guard view == .queue else {
@@ -509,29 +535,51 @@ public struct InterfaceState: Sendable {
     }
   }
 
-  /// The name prompt of "save the queue": Enter saves, Esc gives up.
-  private mutating func typeName(_ key: Key, now: UInt64) -> [InterfaceEffect] {
-    guard var name = saveName else { return [] }
+  /// The hint line's prompt: Enter does what it is for, Esc gives up.
+  private mutating func typePrompt(_ key: Key, now: UInt64) -> [InterfaceEffect] {
+    guard var p = prompt else { return [] }
     switch key.code {
     case .escape:
-      saveName = nil
+      prompt = nil
     case .enter:
-      if let problem = Playlists.problem(with: name) {
-        say(problem.prefix(1).uppercased() + problem.dropFirst(), style: .warning, now: now)
-        return []
-      }
-      saveName = nil
-      return [.saveQueue(name: name)]
+      return finish(p, now: now)
     case .backspace:
-      if !name.isEmpty { name.removeLast() }
-      saveName = name
+      if !p.text.isEmpty { p.text.removeLast() }
+      prompt = p
     case .character(let c) where key.modifiers.isDisjoint(with: [.ctrl, .alt, .super]):
-      name.unicodeScalars.append(c)
-      saveName = name
+      p.text.unicodeScalars.append(c)
+      prompt = p
     default:
       break
     }
     return []
+  }
+
+  /// What a prompt's Enter does; a line it cannot take is said, and the prompt stays.
+  private mutating func finish(_ p: Prompt, now: UInt64) -> [InterfaceEffect] {
+    switch p.kind {
+    case .saveQueue:
+      if let problem = Playlists.problem(with: p.text) {
+        say(problem.prefix(1).uppercased() + problem.dropFirst(), style: .warning, now: now)
+        return []
+      }
+      prompt = nil
+      return [.saveQueue(name: p.text)]
+    case .goTo:
+      guard let time = TypedTime(p.text.trimmingCharacters(" ")) else {
+        say("'\(p.text)' is no time: 1:30, 90, +10 or -0:15", style: .warning, now: now)
+        return []
+      }
+      prompt = nil
+      if time.isRelative {
+        return [
+          time.seconds >= 0
+            ? .send(.skipForward(seconds: time.seconds), label: "go to")
+            : .send(.skipBackward(seconds: -time.seconds), label: "go to")
+        ]
+      }
+      return [.send(.changePlaybackPosition(seconds: time.seconds), label: "go to")]
+    }
   }
 
   /// The search prompt: typed characters filter, Enter keeps the filter, Esc clears it.
@@ -624,5 +672,14 @@ enum HelpText {
     out.append(("C-c", "", "quit, as SIGINT does (exit status 130)"))
     out.append(("C-z", "", "suspend; 'fg' comes back"))
     return out
+  }
+}
+
+extension String {
+  fileprivate func trimmingCharacters(_ c: Character) -> String {
+    var s = Substring(self)
+    while s.first == c { s = s.dropFirst() }
+    while s.last == c { s = s.dropLast() }
+    return String(s)
   }
 }

@@ -273,10 +273,13 @@ public enum Screen {
   }
 
   private static func drawHints(_ s: InterfaceState, on c: some Canvas, _ layout: Layout) {
-    if let name = s.saveName {
-      line(
-        c, layout.hintRow, " Save the queue as: " + name + "▏  (Enter saves, Esc cancels)",
-        .normal)
+    if let p = s.prompt {
+      let (ask, help) =
+        switch p.kind {
+        case .saveQueue: ("Save the queue as: ", "(Enter saves, Esc cancels)")
+        case .goTo: ("Go to: ", "(1:30, 90, +10, -0:15; Enter goes, Esc cancels)")
+        }
+      line(c, layout.hintRow, " " + ask + p.text + "▏  " + help, .normal)
       return
     }
     if s.isTyping {

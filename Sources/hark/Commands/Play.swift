@@ -108,34 +108,13 @@ struct Ctl: AsyncParsableCommand {
     }
   }
 
-  /// "1:30" → 90, "+1:02:03" → 3723, "-0:30" → −30, "12.5" → 12.5; nil for anything else.
-  static func seconds(_ text: String) -> Double? {
-    var body = Substring(text)
-    var sign = 1.0
-    if body.first == "+" || body.first == "-" {
-      sign = body.first == "-" ? -1 : 1
-      body = body.dropFirst()
-    }
-    let parts = body.split(separator: ":", omittingEmptySubsequences: false)
-    guard (1...3).contains(parts.count), let last = Double(parts[parts.count - 1]),
-      last.isFinite, last >= 0
-    else { return nil }
-    var total = 0.0
-    for part in parts.dropLast() {
-      guard let n = Int(part), n >= 0 else { return nil }
-      total = total * 60 + Double(n)
-    }
-    if parts.count > 1 && last >= 60 { return nil }  // "1:75" is no time
-    return sign * (total * 60 + last)
-  }
-
   static func parse(_ words: [String]) throws -> RemoteCommand {
     guard let verb = words.first else {
       throw ValidationError("give a command: play, pause, toggle, ...")
     }
     /// Seconds, or a time as people type it: "90", "1:30", "+1:00", "-0:30", "1:02:03".
     func time() throws -> Double {
-      guard words.count == 2, let t = Self.seconds(words[1]) else {
+      guard words.count == 2, let t = TypedTime(words[1])?.seconds else {
         throw ValidationError(
           "'\(verb)' needs a time: seconds ('90', '-15') or minutes:seconds ('1:30', '+1:00')")
       }
