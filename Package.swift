@@ -12,14 +12,22 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
     .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
     .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.1"),
+    .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
   ],
   targets: [
     // Pure Swift: categories, activation, interruptions, routes, the policy engine. No C, no I/O.
     .target(name: "SessionCore"),
     // The session server's wire protocol: messages and newline-delimited JSON framing.
     .target(name: "SessionWire", dependencies: ["SessionCore"]),
-    // What Swift's Glibc module hides behind _GNU_SOURCE (SO_PEERCRED's ucred, POSIX_SPAWN_SETSID).
+    // What Swift's Glibc module hides behind _GNU_SOURCE (SO_PEERCRED's ucred, POSIX_SPAWN_SETSID,
+    // pipe2).
     .target(name: "CHarkSys"),
+    // The process plumbing every other target would otherwise copy: threads, the semaphore, the
+    // wake pipe, the monotonic clock, the environment and XDG directories, spawning a detached
+    // process, system errors, a rotating log file. Generic (nothing of hark's), no Foundation.
+    .target(
+      name: "Platform",
+      dependencies: ["CHarkSys", .product(name: "SystemPackage", package: "swift-system")]),
     // Pure Swift: PCM formats, the decoder and output contracts, the sample ring, gain ramps.
     .target(name: "AudioCore"),
     .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
@@ -79,6 +87,7 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]),
+    .testTarget(name: "PlatformTests", dependencies: ["Platform"]),
     .testTarget(
       name: "SessionCoreTests",
       dependencies: [

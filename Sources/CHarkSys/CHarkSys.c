@@ -2,6 +2,8 @@
 #include "CHarkSys.h"
 #include <stdio.h>
 #include <sys/socket.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 int chs_peer_credentials(int fd, uid_t *uid, pid_t *pid) {
   struct ucred cred;
@@ -21,3 +23,5 @@ int chs_spawn_add_closefrom(posix_spawn_file_actions_t *actions, int lowfd) {
 int chs_accept_nonblocking(int fd) { return accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK); }
 
 void chs_line_buffer_stdout(void) { setvbuf(stdout, NULL, _IOLBF, 0); }
+
+int chs_pipe_nonblocking_cloexec(int fds[2]) { return pipe2(fds, O_NONBLOCK | O_CLOEXEC); }

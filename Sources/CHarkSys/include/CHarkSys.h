@@ -20,6 +20,10 @@ int chs_spawn_add_closefrom(posix_spawn_file_actions_t *actions, int lowfd);
 /* accept4(2) with SOCK_CLOEXEC | SOCK_NONBLOCK (a GNU extension). */
 int chs_accept_nonblocking(int fd);
 
+/* pipe2(2) with O_NONBLOCK | O_CLOEXEC (a GNU extension): both flags set atomically, so a
+   process spawned meanwhile by another thread never inherits the pipe. 0, or -1 with errno. */
+int chs_pipe_nonblocking_cloexec(int fds[2]);
+
 /* Makes stdout line-buffered, so each printed line reaches a pipe or file at once
    (Swift cannot touch the `stdout` global under strict concurrency). */
 void chs_line_buffer_stdout(void);

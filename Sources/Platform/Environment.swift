@@ -1,0 +1,44 @@
+import Glibc
+
+/// The environment variable `name`, or nil when it is not set.
+public func environment(_ name: String) -> String? {
+  guard let value = getenv(name) else { return nil }
+  return String(cString: value)
+}
+
+/// The XDG base directories of the user (XDG Base Directory Specification): the variable when
+/// it holds an absolute path (the specification says to ignore a relative one), else the
+/// default under `$HOME`; nil when neither is there.
+public enum XDGDirectory: Sendable, CaseIterable {
+  /// `$XDG_CONFIG_HOME`, else `~/.config`: settings the user writes.
+  case config
+  /// `$XDG_STATE_HOME`, else `~/.local/state`: what should outlive a restart (logs, a queue).
+  case state
+  /// `$XDG_CACHE_HOME`, else `~/.cache`: what can be made again.
+  case cache
+
+  /// The variable that names the directory.
+  public var variable: String {
+    switch self {
+    case .config: "XDG_CONFIG_HOME"
+    case .state: "XDG_STATE_HOME"
+    case .cache: "XDG_CACHE_HOME"
+    }
+  }
+
+  /// Where it is under `$HOME` when the variable does not say.
+  public var defaultUnderHome: String {
+    switch self {
+    case .config: "/.config"
+    case .state: "/.local/state"
+    case .cache: "/.cache"
+    }
+  }
+
+  /// The directory (not created); nil without the variable and without a `$HOME`.
+  public var path: String? {
+    if let given = environment(variable), given.hasPrefix("/") { return given }
+    guard let home = environment("HOME"), !home.isEmpty else { return nil }
+    return home + defaultUnderHome
+  }
+}

@@ -1,0 +1,169 @@
+import Glibc
+import Platform
+import Testing
+
+@Suite struct WakePipeTests {
+  @Test func wakeMakesTheReadEndReadableAndDrainEmptiesIt() throws {
+    let pipe = try WakePipe()
+    var slot = pollfd(fd: pipe.readFD, events: Int16(POLLIN), revents: 0)
+    #expect(poll(&slot, 1, 0) == 0)
+    pipe.wake()
+    #expect(poll(&slot, 1, 0) == 1)
+    pipe.drain()
+    slot.revents = 0
+    #expect(poll(&slot, 1, 0) == 0)
+  }
+
+  @Test func drainBytesReturnsWhatWasWrittenInOrder() throws {
+    let pipe = try WakePipe()
+    for byte: UInt8 in [2, 28, 255] { pipe.wake(byte) }
+    #expect(pipe.drainBytes() == [2, 28, 255])
+    #expect(pipe.drainBytes() == [])
+  }
+
+  @Test func bothEndsAreNonBlockingAndCloseOnExec() throws {
+    let pipe = try WakePipe()
+    for fd in [pipe.readFD, pipe.writeFD] {
+      #expect(fcntl(fd, F_GETFL) & O_NONBLOCK != 0)
+      #expect(fcntl(fd, F_GETFD) & FD_CLOEXEC != 0)
+    }
+  }
+
+  @Test func aFullPipeNeverBlocksTheWaker() throws {
+    let pipe = try WakePipe()
+    for _ in 0..<200_000 { pipe.wake() }  // more than any pipe buffer holds
+    pipe.drain()
+  }
+}
+
+@Suite struct ThreadTests {
+  @Test func aJoinableThreadRunsItsBodyBeforeJoinReturns() throws {
+    let done = Platform.Semaphore()
+    let thread = try JoinableThread(named: "platform-test") { done.signal() }
+    #expect(!thread.isCurrent)
+    thread.join()
+    #expect(done.wait(microseconds: 0))
+  }
+
+  @Test func aNamedThreadShowsItsNameInProc() throws {
+    let seen = Platform.Semaphore()
+    nonisolated(unsafe) var name = ""
+    startThread(named: "hark-test-name") {
+      let fd = open("/proc/thread-self/comm", O_RDONLY)
+      var buffer = [UInt8](repeating: 0, count: 32)
+      let n = read(fd, &buffer, buffer.count)
+      close(fd)
+      name = String(decoding: buffer.prefix(max(0, n)), as: UTF8.self)
+      seen.signal()
+    }
+    #expect(seen.wait(microseconds: 5_000_000))
+    #expect(name == "hark-test-name\n")
+  }
+
+  @Test func aSemaphoreTimesOutWhenNotSignalled() {
+    let semaphore = Platform.Semaphore()
+    let start = monotonicNanoseconds()
+    #expect(!semaphore.wait(microseconds: 20_000))
+    #expect(monotonicNanoseconds() - start >= 15_000_000)
+    semaphore.signal()
+    #expect(semaphore.wait(microseconds: 20_000))
+  }
+}
+
+@Suite struct ClockTests {
+  @Test func durationsConvertToNanosecondsAndSeconds() {
+    #expect(nanoseconds(.milliseconds(1_500)) == 1_500_000_000)
+    #expect(nanoseconds(.seconds(-2)) == 0)
+    #expect(seconds(.milliseconds(250)) == 0.25)
+  }
+
+  @Test func theMonotonicClockNeverGoesBack() {
+    let a = monotonicNanoseconds()
+    let b = monotonicNanoseconds()
+    #expect(b >= a)
+  }
+}
+
+/// The environment is the process's: these tests set and restore variables of their own
+/// names only.
+@Suite(.serialized) struct EnvironmentTests {
+  @Test func anUnsetVariableIsNil() {
+    unsetenv("HARK_PLATFORM_TEST")
+    #expect(environment("HARK_PLATFORM_TEST") == nil)
+    setenv("HARK_PLATFORM_TEST", "x y", 1)
+    #expect(environment("HARK_PLATFORM_TEST") == "x y")
+    unsetenv("HARK_PLATFORM_TEST")
+  }
+
+  @Test func xdgDirectoriesUseTheVariableWhenAbsoluteElseHome() {
+    let saved = XDGDirectory.allCases.map { ($0.variable, environment($0.variable)) }
+    let savedHome = environment("HOME")
+    defer {
+      for (name, value) in saved + [("HOME", savedHome)] {
+        if let value { setenv(name, value, 1) } else { unsetenv(name) }
+      }
+    }
+    setenv("HOME", "/home/u", 1)
+    for directory in XDGDirectory.allCases {
+      setenv(directory.variable, "/x/\(directory.variable)", 1)
+      #expect(directory.path == "/x/\(directory.variable)")
+      setenv(directory.variable, "relative", 1)  // ignored, as the specification says
+      #expect(directory.path == "/home/u" + directory.defaultUnderHome)
+      unsetenv(directory.variable)
+      #expect(directory.path == "/home/u" + directory.defaultUnderHome)
+    }
+    #expect(XDGDirectory.state.path == "/home/u/.local/state")
+    #expect(XDGDirectory.config.path == "/home/u/.config")
+    #expect(XDGDirectory.cache.path == "/home/u/.cache")
+    setenv("HOME", "", 1)
+    #expect(XDGDirectory.state.path == nil)
+  }
+}
+
+@Suite struct RotatingLogFileTests {
+  private func temporaryFolder() -> String {
+    var template = Array("/tmp/hark-platform-test.XXXXXX".utf8CString)
+    return template.withUnsafeMutableBufferPointer {
+      mkdtemp($0.baseAddress!).map { String(cString: $0) } ?? "/tmp"
+    }
+  }
+
+  private func size(_ path: String) -> Int? {
+    var st = stat()
+    return stat(path, &st) == 0 ? Int(st.st_size) : nil
+  }
+
+  @Test func appendCreatesTheFolderAndTheLog() {
+    let folder = temporaryFolder() + "/a/b"
+    let log = RotatingLogFile(path: folder + "/x.log")
+    log.append("one\n")
+    log.append("two\n")
+    #expect(size(folder + "/x.log") == 8)
+    var st = stat()
+    #expect(stat(folder + "/x.log", &st) == 0 && st.st_mode & 0o777 == 0o600)
+  }
+
+  @Test func pastTheLimitTheLogMovesAsideAndStartsAfresh() {
+    let path = temporaryFolder() + "/x.log"
+    let log = RotatingLogFile(path: path, limit: 10)
+    log.append("0123456789\n")  // 11 bytes: over the limit only after this write
+    #expect(size(path + ".1") == nil)
+    log.append("new\n")
+    #expect(size(path + ".1") == 11)
+    #expect(size(path) == 4)
+    log.append("0123456789\n")
+    log.append("newer\n")
+    #expect(size(path + ".1") == 15)  // the one before is replaced
+    #expect(size(path) == 6)
+  }
+
+  @Test func rotateIfFullLeavesASmallLogAlone() {
+    let path = temporaryFolder() + "/x.log"
+    let log = RotatingLogFile(path: path, limit: 100)
+    log.rotateIfFull()  // no log at all
+    log.append("small\n")
+    log.rotateIfFull()
+    #expect(size(path) == 6)
+    #expect(size(path + ".1") == nil)
+  }
+}
