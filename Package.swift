@@ -33,13 +33,16 @@ let package = Package(
     .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
     .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
     .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
-    // An MPRIS2 server on the D-Bus session bus; depends on nothing of hark's, so it is reusable.
-    .target(name: "MPRIS", dependencies: ["CDBus"]),
+    // An MPRIS2 server on the D-Bus session bus; depends on nothing of hark's (Platform is
+    // generic plumbing), so it is reusable.
+    .target(name: "MPRIS", dependencies: ["CDBus", "Platform"]),
     // Pure Swift: what ALSA jack names mean as routes, and the state machine that turns jack
     // observations into plugged/unplugged route events (G4, G5).
     .target(name: "JackRoutes", dependencies: ["SessionCore"]),
     // ALSA playback devices and the simple mixer (system volume, G3); the jack watcher (G4, G5).
-    .target(name: "ALSAOutput", dependencies: ["AudioCore", "CALSA", "JackRoutes", "SessionCore"]),
+    .target(
+      name: "ALSAOutput",
+      dependencies: ["AudioCore", "CALSA", "JackRoutes", "SessionCore", "Platform"]),
     // libsndfile decoding: WAV, AIFF, FLAC, Ogg Vorbis, Opus, MP3.
     .target(name: "SndFileDecoder", dependencies: ["AudioCore", "CSndFile"]),
     .systemLibrary(
@@ -53,12 +56,15 @@ let package = Package(
     // Decoding through the hark-ffmpeg helper: spawns it, reads its frames, kills it on trouble.
     .target(name: "FFmpegDecoder", dependencies: ["AudioCore"]),
     // Transport, the decode and render threads, and the player's reactions to its session.
-    .target(name: "PlayerEngine", dependencies: ["AudioCore", "SessionCore"]),
-    // The per-user session server and the AudioSession client library every hark process uses.
+    .target(name: "PlayerEngine", dependencies: ["AudioCore", "SessionCore", "Platform"]),
+    // The AudioSession client library every hark process uses: where the server is (its paths),
+    // connecting (starting a server when none answers), requests, events, reconnecting (G16).
+    .target(name: "SessionClient", dependencies: ["SessionCore", "SessionWire", "Platform"]),
+    // The per-user session server; it meets its clients where SessionClient's paths say.
     .target(
       name: "SessionServer",
       dependencies: [
-        "SessionCore", "SessionWire", "CHarkSys",
+        "SessionCore", "SessionWire", "SessionClient", "Platform", "CHarkSys",
         .product(name: "Logging", package: "swift-log"),
       ]),
     .systemLibrary(name: "CPulse", pkgConfig: "libpulse", providers: [.apt(["libpulse-dev"])]),
@@ -66,24 +72,26 @@ let package = Package(
     // as outputs, phone-role streams as calls, a stream whose sink went away.
     .target(name: "SoundServer", dependencies: ["CPulse", "SessionCore"]),
     // Remote-command sources beyond the session server: MPRIS (G17-G19).
-    .target(name: "RemoteCommands", dependencies: ["PlayerEngine", "MPRIS", "SessionCore"]),
+    .target(
+      name: "RemoteCommands", dependencies: ["PlayerEngine", "MPRIS", "SessionCore", "Platform"]),
     // The machine going to sleep and waking (systemd-logind's PrepareForSleep on the system
     // bus), with a delay inhibitor held while playing so that the player pauses first.
     .target(name: "SystemSleep", dependencies: ["CDBus"]),
     // The config file: a TOML subset, read without Foundation.
-    .target(name: "Settings"),
+    .target(name: "Settings", dependencies: ["Platform"]),
     .systemLibrary(
       name: "CNcursesw", pkgConfig: "ncursesw", providers: [.apt(["libncurses-dev"])]),
     // The terminal interface: curses drawing, key decoding and bindings, views of the player.
     .target(
-      name: "TerminalUI", dependencies: ["CNcursesw", "PlayerEngine", "AudioCore", "SessionCore"]),
+      name: "TerminalUI",
+      dependencies: ["CNcursesw", "PlayerEngine", "AudioCore", "SessionCore", "Platform"]),
     // The one executable: subcommands parse arguments, wire the pieces, run.
     .executableTarget(
       name: "hark",
       dependencies: [
-        "SessionCore", "SessionWire", "SessionServer", "CHarkSys", "AudioCore", "PlayerEngine",
-        "ALSAOutput", "SndFileDecoder", "FFmpegDecoder", "Settings", "RemoteCommands", "SoundServer",
-        "TerminalUI", "SystemSleep",
+        "SessionCore", "SessionWire", "SessionClient", "SessionServer", "CHarkSys", "Platform",
+        "AudioCore", "PlayerEngine", "ALSAOutput", "SndFileDecoder", "FFmpegDecoder",
+        "Settings", "RemoteCommands", "SoundServer", "TerminalUI", "SystemSleep",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]),
@@ -95,7 +103,7 @@ let package = Package(
         .product(name: "PropertyBased", package: "swift-property-based"),
       ]),
     .testTarget(name: "SessionWireTests", dependencies: ["SessionWire"]),
-    .testTarget(name: "SettingsTests", dependencies: ["Settings"]),
+    .testTarget(name: "SettingsTests", dependencies: ["Settings", "Platform"]),
     .testTarget(
       name: "TerminalUITests", dependencies: ["TerminalUI", "PlayerEngine", "SessionCore"]),
     // Fakes shared by the engine's tests: FakeOutput, ToneDecoder, ManualClock.
@@ -103,7 +111,9 @@ let package = Package(
     .testTarget(name: "AudioCoreTests", dependencies: ["AudioCore", "AudioTestSupport"]),
     .testTarget(
       name: "PlayerEngineTests",
-      dependencies: ["PlayerEngine", "AudioCore", "AudioTestSupport", "SessionCore"]),
+      dependencies: [
+        "PlayerEngine", "AudioCore", "AudioTestSupport", "SessionCore", "Platform",
+      ]),
     // Test only: counts one thread's heap allocations by replacing malloc and its kin.
     .target(name: "CMallocCounter", path: "Tests/CMallocCounter"),
     .testTarget(
@@ -116,7 +126,9 @@ let package = Package(
       dependencies: ["RemoteCommands", "PlayerEngine", "MPRIS", "SessionCore"]),
     .testTarget(
       name: "SessionServerTests",
-      dependencies: ["SessionServer", "SessionWire", "SessionCore"]),
+      dependencies: [
+        "SessionServer", "SessionClient", "SessionWire", "SessionCore", "Platform",
+      ]),
     .testTarget(name: "JackRoutesTests", dependencies: ["JackRoutes", "SessionCore"]),
     .testTarget(
       name: "SndFileDecoderTests", dependencies: ["SndFileDecoder", "AudioCore", "CSndFile"]),
@@ -130,6 +142,7 @@ let package = Package(
       name: "FuzzTests",
       dependencies: [
         "SessionWire", "Settings", "PlayerEngine", "TerminalUI", "AudioCore", "SndFileDecoder",
+        "Platform",
       ],
       exclude: ["Corpus"]),
     // Prints what JackWatcher reports, a line per event: the fake-card tests run it in a process

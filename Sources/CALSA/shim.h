@@ -21,11 +21,4 @@ static inline snd_mixer_selem_id_t *calsa_selem_id_new(void) {
    exactly this value, so test it before testing the mask's bits. */
 static inline unsigned int calsa_ctl_event_mask_remove(void) { return SND_CTL_EVENT_MASK_REMOVE; }
 
-#include <pthread.h>
-/* Names the calling thread, as top -H and /proc/<pid>/task/<tid>/comm show it (15 bytes at
-   most). Swift's Glibc module hides pthread_setname_np behind _GNU_SOURCE; glibc has it. */
-extern int pthread_setname_np(pthread_t thread, const char *name);
-static inline void calsa_name_this_thread(const char *name) {
-  pthread_setname_np(pthread_self(), name);
-}
 #endif

@@ -1,4 +1,5 @@
 import Glibc
+import Platform
 import Synchronization
 
 /// An MPRIS2 server (org.mpris.MediaPlayer2 and its Player interface) on the D-Bus session bus,
@@ -21,7 +22,7 @@ public final class MPRISServer: Sendable {
 
   private let mailbox: Mailbox
   private let wake: WakePipe
-  private let thread: pthread_t
+  private let thread: JoinableThread
 
   /// Connects to the bus and starts serving, holding no name until `setEligible(true)`.
   ///
@@ -43,14 +44,15 @@ public final class MPRISServer: Sendable {
       "MPRIS player name '\(configuration.playerName)' is not a valid bus name element")
     var environment: [String: String] = [:]
     for name in ["DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR"] {
-      environment[name] = getenv(name).map { String(cString: $0) }
+      environment[name] = Platform.environment(name)
     }
     guard
       let address = configuration.busAddress
         ?? Self.sessionBusAddress(environment: environment)
     else { throw .noSessionBus }
 
-    let wake = try WakePipe.make().get()
+    let wake: WakePipe
+    do { wake = try WakePipe() } catch { throw .cannotStart(reason: "no pipe: \(error.reason)") }
     let connection = try BusConnection.open(address: address)
     let mailbox = Mailbox(state: state)
     let (stream, continuation) = AsyncStream.makeStream(of: MPRISRequest.self)
@@ -58,7 +60,9 @@ public final class MPRISServer: Sendable {
       connection: connection, mailbox: mailbox, wake: wake,
       object: MediaPlayerObject(configuration: configuration, position: position),
       requests: continuation)
-    thread = try startThread { loop.run() }.get()
+    do { thread = try JoinableThread { loop.run() } } catch {
+      throw .cannotStart(reason: "no thread: \(error.reason)")
+    }
     self.mailbox = mailbox
     self.wake = wake
     requests = stream
@@ -108,10 +112,10 @@ public final class MPRISServer: Sendable {
     }
     guard first else { return }
     wake.wake()
-    if pthread_equal(pthread_self(), thread) != 0 {
-      pthread_detach(thread)  // closed from the service thread itself (by the position closure)
+    if thread.isCurrent {
+      thread.detach()  // closed from the service thread itself (by the position closure)
     } else {
-      pthread_join(thread, nil)
+      thread.join()
     }
   }
 

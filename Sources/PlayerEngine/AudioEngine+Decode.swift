@@ -1,5 +1,6 @@
 import AudioCore
 import Glibc
+import Platform
 import Synchronization
 
 /// The decode thread: carries out the transport's commands (with the render thread parked),

@@ -1,5 +1,6 @@
 import AudioCore
 import Glibc
+import Platform
 import Synchronization
 
 /// The render thread: takes samples from the ring to the device, applies the gain, measures
@@ -154,11 +155,11 @@ extension AudioEngine {
       deviceEmpty = false
       var gone: Int32 = 0
       write: while block.count > 0 && gone == 0 {
-        switch out.write(block, wakingOn: wakePipe.readFD) {
+        switch out.write(block, wakingOn: wakePipe?.readFD ?? -1) {
         case .written(0):
           // Woken while waiting for room: a pause, a quit or a new gain is handled at the top
           // (what was not written is read again from the ring); anything else goes on.
-          wakePipe.drain()
+          wakePipe?.drain()
           if !signals.renderWantsToPlay.load(ordering: .acquiring)
             || signals.renderQuit.load(ordering: .relaxed)
             || Float(bitPattern: signals.targetGainBits.load(ordering: .acquiring)) != appliedTarget

@@ -1,5 +1,6 @@
 import AudioCore
 import Glibc
+import Platform
 import Synchronization
 
 /// A queue entry the engine plays: an identity the queue understands and a file.
@@ -178,15 +179,16 @@ public final class AudioEngine: @unchecked Sendable {
 
   /// The lock-free flags between the render thread, the decode thread and control.
   let signals = EngineSignals()
-  let renderWake = Semaphore()
-  let decodeWake = Semaphore()
+  let renderWake = Platform.Semaphore()
+  let decodeWake = Platform.Semaphore()
   /// Render → control: the render thread has parked (`parkRender` waits for it).
-  let renderParked = Semaphore()
+  let renderParked = Platform.Semaphore()
   /// Decode → control: a command is done (`perform` waits for it).
-  let commandDone = Semaphore()
+  let commandDone = Platform.Semaphore()
   /// Interrupts a write that waits for room in the device: written by `parkRender` and gain
-  /// changes (any thread), read on the render thread. Non-blocking both ends.
-  let wakePipe = WakePipe()
+  /// changes (any thread), read on the render thread. Non-blocking both ends. nil when the
+  /// process had no descriptors for it: a write then waits for room without being woken.
+  let wakePipe = try? WakePipe()
   let ring: SampleRing
   /// Decoders opened on their own threads, for the decode thread to take.
   let opened: OpenedFiles
@@ -235,8 +237,12 @@ public final class AudioEngine: @unchecked Sendable {
     scratch = .allocate(capacity: configuration.chunkFrames * Self.maximumChannels)
     scratch.initialize(repeating: 0)
     (events, eventContinuation) = AsyncStream.makeStream()
-    renderThread = JoinableThread { [unowned self] in renderLoop() }
-    decodeThread = JoinableThread { [unowned self] in decodeLoop() }
+    do {
+      renderThread = try JoinableThread { [unowned self] in renderLoop() }
+      decodeThread = try JoinableThread { [unowned self] in decodeLoop() }
+    } catch {
+      preconditionFailure("the audio engine cannot start its threads: \(error)")
+    }
   }
 
   deinit {
@@ -355,7 +361,7 @@ public final class AudioEngine: @unchecked Sendable {
       s.muted ? 0 : s.ducked ? configuration.duckGain : 1
     }
     signals.targetGainBits.store(gain.bitPattern, ordering: .releasing)
-    wakePipe.wake()  // heard now, not when the device's buffer has played out
+    wakePipe?.wake()  // heard now, not when the device's buffer has played out
   }
 
   /// The transport now.
@@ -403,7 +409,7 @@ public final class AudioEngine: @unchecked Sendable {
   public func shutdown() {
     parkRender()
     signals.renderQuit.store(true, ordering: .releasing)
-    wakePipe.wake()
+    wakePipe?.wake()
     renderWake.signal()
     renderThread?.join()
     renderThread = nil
@@ -427,7 +433,7 @@ public final class AudioEngine: @unchecked Sendable {
   /// in the device (the wake pipe interrupts that).
   func parkRender() {
     signals.renderWantsToPlay.store(false, ordering: .sequentiallyConsistent)
-    wakePipe.wake()
+    wakePipe?.wake()
     renderWake.signal()
     // It answers within a write (the wake pipe interrupts a wait for room), except while it
     // drains the device at the end of the queue or a format change: as long as that lasts.
@@ -465,22 +471,18 @@ public final class AudioEngine: @unchecked Sendable {
 
 }
 
-func seconds(_ d: Duration) -> Double {
-  Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
-}
-
 /// Decoders opened off the decode thread (`AudioEngine.startOpening`), each with its ticket;
 /// the decode thread takes the one it waits for and lets the others go. Held by the opening
 /// threads too, so that one that answers after the engine has gone has somewhere to put it.
 final class OpenedFiles: @unchecked Sendable {
   typealias Outcome = Result<(decoder: any AudioDecoder, frame: Int), DecodeError>
   private let results = Mutex<[Int: UncheckedOutcome]>([:])
-  private let wake: Semaphore
+  private let wake: Platform.Semaphore
 
   /// A decoder crosses from its opening thread to the decode thread once, through the mutex.
   private struct UncheckedOutcome: @unchecked Sendable { let outcome: Outcome }
 
-  init(waking wake: Semaphore) { self.wake = wake }
+  init(waking wake: Platform.Semaphore) { self.wake = wake }
 
   func post(_ ticket: Int, _ outcome: Outcome) {
     results.withLock { $0[ticket] = UncheckedOutcome(outcome: outcome) }

@@ -1,5 +1,6 @@
 import Glibc
 import MPRIS
+import Platform
 import PlayerEngine
 import SessionCore
 
@@ -20,7 +21,7 @@ public final class MPRISBridge: Sendable {
       state: Self.state(of: player.snapshot, directory: directory),
       position: {
         let s = player.snapshot
-        return .milliseconds(Int64((s.position(at: monotonicNow()) * 1000).rounded()))
+        return .milliseconds(Int64((s.position(at: monotonicNanoseconds()) * 1000).rounded()))
       })
     self.server = server
     server.setEligible(player.snapshot.isInAudioContext)
@@ -150,16 +151,6 @@ public final class MPRISBridge: Sendable {
     }
     return String(decoding: bytes, as: UTF8.self)
   }
-}
-
-private func seconds(_ d: Duration) -> Double {
-  Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
-}
-
-private func monotonicNow() -> UInt64 {
-  var ts = timespec()
-  clock_gettime(CLOCK_MONOTONIC, &ts)
-  return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
 }
 
 private func currentDirectory() -> String {

@@ -1,4 +1,5 @@
 import Glibc
+import Platform
 
 /// What the user can set in `$XDG_CONFIG_HOME/hark/config.toml` (default
 /// `~/.config/hark/config.toml`). Every setting has a default, so a missing file is fine.
@@ -116,11 +117,7 @@ public struct Settings: Hashable, Sendable {
 
   /// Where the config file is: `$XDG_CONFIG_HOME/hark/config.toml`, else under `$HOME/.config`.
   public static func defaultPath() -> String? {
-    if let xdg = environment("XDG_CONFIG_HOME"), xdg.hasPrefix("/") {
-      return xdg + "/hark/config.toml"
-    }
-    guard let home = environment("HOME"), !home.isEmpty else { return nil }
-    return home + "/.config/hark/config.toml"
+    XDGDirectory.config.path.map { $0 + "/hark/config.toml" }
   }
 
   /// Loads the file at `path` (default: `defaultPath()`). A missing file gives the defaults and
@@ -150,8 +147,6 @@ func expandingTilde(_ path: String) -> String {
   guard path == "~" || path.hasPrefix("~/"), let home = environment("HOME") else { return path }
   return home + path.dropFirst()
 }
-
-func environment(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
 
 enum FileText {
   case missing

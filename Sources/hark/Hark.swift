@@ -2,6 +2,7 @@ import ArgumentParser
 import CHarkSys
 import Glibc
 import Logging
+import Platform
 
 @main
 struct Hark: AsyncParsableCommand {
@@ -25,7 +26,7 @@ struct Hark: AsyncParsableCommand {
     // Lines must reach a pipe or file as they happen: tests and scripts read them live.
     chs_line_buffer_stdout()
     let level =
-      ProcessEnvironment.get("HARK_LOG_LEVEL").flatMap(Logger.Level.init(rawValue:)) ?? .info
+      environment("HARK_LOG_LEVEL").flatMap(Logger.Level.init(rawValue:)) ?? .info
     LoggingSystem.bootstrap { label in
       var handler = StreamLogHandler.standardError(label: label)
       handler.logLevel = level
@@ -55,10 +56,6 @@ struct Hark: AsyncParsableCommand {
       exit(withError: error)
     }
   }
-}
-
-enum ProcessEnvironment {
-  static func get(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
 }
 
 /// Prints `hark: <message>` on stderr and exits with status 1.

@@ -1,5 +1,6 @@
 import AudioCore
 import Glibc
+import Platform
 import SndFileDecoder
 import Synchronization
 import Testing
@@ -55,8 +56,8 @@ import Testing
   static let kept = "/tmp/hark-fuzz-decoders"
 
   @Test(.timeLimit(.minutes(10))) func soundFile() {
-    if let folder = ProcessEnvironment.get("HARK_FUZZ_DECODER_WORKER") {
-      work(in: folder, from: Int(ProcessEnvironment.get("HARK_FUZZ_DECODER_START") ?? "") ?? 0)
+    if let folder = environment("HARK_FUZZ_DECODER_WORKER") {
+      work(in: folder, from: Int(environment("HARK_FUZZ_DECODER_START") ?? "") ?? 0)
     } else {
       supervise()
     }
@@ -224,7 +225,7 @@ struct Play {
   private(set) var framesRead = 0
 
   /// With HARK_FUZZ_TRACE set, each call is printed before it is made (to replay a crash).
-  static let trace = ProcessEnvironment.get("HARK_FUZZ_TRACE") != nil
+  static let trace = environment("HARK_FUZZ_TRACE") != nil
 
   /// Samples (frames times channels) read from one position before giving up on its end:
   /// 2^21, 22 s of 48 kHz stereo, over 4 minutes of the seeds' 8 kHz mono, while an input is at

@@ -1,4 +1,5 @@
 import Glibc
+import Platform
 import Testing
 
 @testable import PlayerEngine  // SplitMix64, the queue's seeded generator
@@ -8,8 +9,8 @@ import Testing
 /// `iterations` inputs, each a seed mutated one to four times by a generator seeded from
 /// HARK_FUZZ_SEED and the corpus name. HARK_FUZZ_ITERATIONS (default 4,000) sets the size.
 enum FuzzLoop {
-  static let iterations = Int(ProcessEnvironment.get("HARK_FUZZ_ITERATIONS") ?? "") ?? 4_000
-  static let seed = UInt64(ProcessEnvironment.get("HARK_FUZZ_SEED") ?? "") ?? 0x6861_726B
+  static let iterations = Int(environment("HARK_FUZZ_ITERATIONS") ?? "") ?? 4_000
+  static let seed = UInt64(environment("HARK_FUZZ_SEED") ?? "") ?? 0x6861_726B
 
   /// How one input is mutated: the input, the generator, and every seed (for splices).
   typealias Mutator = (inout [UInt8], inout SplitMix64, [[UInt8]]) -> Void
@@ -22,7 +23,7 @@ enum FuzzLoop {
   ) {
     // With HARK_FUZZ_LAST set, each input is written there before it is tried: after a crash
     // the file holds the input that crashed, to be added to Corpus/<name>/regressions.
-    let last = ProcessEnvironment.get("HARK_FUZZ_LAST").map {
+    let last = environment("HARK_FUZZ_LAST").map {
       open($0 + "." + corpus, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
     }
     defer { if let last, last >= 0 { close(last) } }
@@ -125,10 +126,6 @@ enum Corpus {
     let n = fread(&out, 1, out.count, f)
     return Array(out[0..<n])
   }
-}
-
-enum ProcessEnvironment {
-  static func get(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
 }
 
 func makeTemporaryFolder() -> String {

@@ -2,6 +2,7 @@ import AudioCore
 import AudioTestSupport
 import SessionCore
 import Synchronization
+import Platform
 import Testing
 
 @testable import PlayerEngine

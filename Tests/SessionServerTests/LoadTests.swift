@@ -3,6 +3,7 @@ import SessionCore
 import SessionWire
 import Testing
 
+@testable import SessionClient
 @testable import SessionServer
 
 /// The server under hostile load (issue 16): more connections than it serves. (A flood of

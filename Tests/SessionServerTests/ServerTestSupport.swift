@@ -1,10 +1,12 @@
 import Glibc
+import Platform
 import Logging
 import SessionCore
 import SessionWire
 import Synchronization
 import Testing
 
+@testable import SessionClient
 @testable import SessionServer
 
 /// A session server running on a thread of the test process, in a directory of its own.
@@ -44,7 +46,7 @@ final class TestServer: Sendable {
     var logger = Logger(label: "test-server")
     logger.logLevel = .warning
     let server = UncheckedBox(SessionServer(configuration: configuration, logger: logger))
-    startDetachedThread { try? server.value.run() }
+    startThread { try? server.value.run() }
     for _ in 0..<500 {
       if let fd = try? UnixSocket.connect(to: paths.socket) {
         close(fd)

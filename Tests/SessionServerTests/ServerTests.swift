@@ -4,6 +4,7 @@ import SessionCore
 import SessionWire
 import Testing
 
+@testable import SessionClient
 @testable import SessionServer
 
 /// The session server with real sockets and real `AudioSession` clients, in process.

@@ -4,6 +4,7 @@ import SessionWire
 import Synchronization
 import Testing
 
+@testable import SessionClient
 @testable import SessionServer
 
 /// What the server makes of the sound server's news (issue 10), with a real server and client

@@ -1,6 +1,7 @@
 import CALSA
 import Glibc
 import JackRoutes
+import Platform
 import SessionCore
 import Synchronization
 
@@ -25,9 +26,8 @@ public final class JackWatcher: Sendable {
 
   private struct Shared: Sendable {
     var outputs: [Route] = []
-    var thread: pthread_t?
-    var wakeReader: Int32 = -1
-    var wakeWriter: Int32 = -1
+    var thread: JoinableThread?
+    var wake: WakePipe?
   }
 
   /// What the caller's threads and the watcher thread share.
@@ -56,20 +56,17 @@ public final class JackWatcher: Sendable {
     silenceALSALibraryErrors()
     (events, continuation) = AsyncStream.makeStream(of: JackEvent.self)
 
-    var pipeEnds: [Int32] = [-1, -1]
-    guard pipe(&pipeEnds) == 0 else {
-      let reason = String(cString: strerror(errno))
+    let wake: WakePipe
+    do { wake = try WakePipe() } catch {
       continuation.yield(
-        .problem("cannot watch the headphone jacks: no pipe for a thread (\(reason))"))
+        .problem("cannot watch the headphone jacks: no pipe for a thread (\(error.reason))"))
       continuation.finish()
       return
     }
-    for end in pipeEnds { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-    _ = fcntl(pipeEnds[0], F_SETFL, O_NONBLOCK)
 
     // Watch /dev/snd before enumerating, so a card that appears in between is not missed.
     let loop = JackLoop(
-      wakeReader: pipeEnds[0], nodes: CardNodes(directory: cardDirectory),
+      wakeReader: wake.readFD, nodes: CardNodes(directory: cardDirectory),
       extraControls: extraControls,
       report: { [continuation, shared] outputs, events in
         shared.mutex.withLock { $0.outputs = outputs }
@@ -77,21 +74,17 @@ public final class JackWatcher: Sendable {
       })
     loop.start()
 
-    let box = Unmanaged.passRetained(loop).toOpaque()
-    var thread = pthread_t()
-    let rc = pthread_create(
-      &thread, nil,
-      { argument in
-        guard let argument else { return nil }
-        calsa_name_this_thread(JackWatcher.threadName)
-        Unmanaged<JackLoop>.fromOpaque(argument).takeRetainedValue().run()
-        return nil
-      }, box)
-    precondition(rc == 0, "pthread_create failed: \(rc)")
+    // The loop goes to the thread, which releases it (closing every control) when it ends.
+    let handOver = LoopHandOver(loop)
+    let thread: JoinableThread
+    do {
+      thread = try JoinableThread(named: JackWatcher.threadName) { handOver.take().run() }
+    } catch {
+      preconditionFailure("cannot start the jack watcher's thread: \(error)")
+    }
     shared.mutex.withLock {
       $0.thread = thread
-      $0.wakeReader = pipeEnds[0]
-      $0.wakeWriter = pipeEnds[1]
+      $0.wake = wake
     }
   }
 
@@ -104,29 +97,38 @@ public final class JackWatcher: Sendable {
   /// Stops watching: wakes the thread, waits for it to close every control device, and
   /// finishes `events`. Safe to call more than once, from any thread but the watcher's.
   public func close() {
-    let running = shared.mutex.withLock { state -> (pthread_t, Int32, Int32)? in
-      guard let thread = state.thread else { return nil }
+    let running = shared.mutex.withLock { state -> (JoinableThread, WakePipe)? in
+      guard let thread = state.thread, let wake = state.wake else { return nil }
       state.thread = nil
-      return (thread, state.wakeReader, state.wakeWriter)
+      state.wake = nil
+      return (thread, wake)
     }
-    guard let (thread, wakeReader, wakeWriter) = running else { return }
-    // Both ends stay open until the thread is joined: writing to a pipe nobody reads would
-    // raise SIGPIPE if the thread had already stopped.
-    var byte: UInt8 = 1
-    while write(wakeWriter, &byte, 1) < 0 && errno == EINTR {}
-    pthread_join(thread, nil)
-    Glibc.close(wakeReader)
-    Glibc.close(wakeWriter)
+    guard let (thread, wake) = running else { return }
+    // Both ends stay open until the thread is joined (`wake` is released after): writing to a
+    // pipe nobody reads would raise SIGPIPE if the thread had already stopped.
+    wake.wake()
+    thread.join()
     continuation.finish()
   }
 
   /// The extra control devices named in `HARK_JACK_CONTROLS` (comma-separated ALSA control
   /// names, e.g. "fakejack" for the test card); empty when unset.
   public static func extraControlsFromEnvironment() -> [String] {
-    guard let value = getenv("HARK_JACK_CONTROLS") else { return [] }
-    return String(cString: value).split(separator: ",").map {
+    guard let value = environment("HARK_JACK_CONTROLS") else { return [] }
+    return value.split(separator: ",").map {
       String($0.drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed())
     }.filter { !$0.isEmpty }
+  }
+}
+
+/// Carries the loop, which is not Sendable, to the watcher's thread, which takes it once.
+private final class LoopHandOver: @unchecked Sendable {
+  private var loop: JackLoop?
+  init(_ loop: JackLoop) { self.loop = loop }
+  func take() -> JackLoop {
+    guard let loop else { preconditionFailure("the jack loop was taken twice") }
+    self.loop = nil
+    return loop
   }
 }
 

@@ -1,5 +1,6 @@
 import CDBus
 import Glibc
+import Platform
 
 /// The service thread: the only code that touches the connection.
 ///
@@ -51,7 +52,7 @@ final class ServiceLoop: @unchecked Sendable {
 
       var fds = [
         pollfd(fd: socket, events: Int16(POLLIN), revents: 0),
-        pollfd(fd: wake.readEnd, events: Int16(POLLIN), revents: 0),
+        pollfd(fd: wake.readFD, events: Int16(POLLIN), revents: 0),
       ]
       // No timeout: every owner event writes to the pipe after it is queued, so an event posted
       // after the queue was taken above still wakes this poll.

@@ -1,5 +1,6 @@
 import AudioCore
 import Glibc
+import Platform
 import SessionCore
 import Synchronization
 
@@ -943,12 +944,6 @@ public final class Player: @unchecked Sendable {
 /// A file's name without its folder.
 func fileName(_ path: String) -> String {
   path.split(separator: "/").last.map(String.init) ?? path
-}
-
-func monotonicNanoseconds() -> UInt64 {
-  var ts = timespec()
-  clock_gettime(CLOCK_MONOTONIC, &ts)
-  return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
 }
 
 /// A value behind a lock, shareable with closures (a `Mutex` cannot be captured).

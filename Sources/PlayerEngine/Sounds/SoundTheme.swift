@@ -1,4 +1,5 @@
 import Glibc
+import Platform
 
 /// Finds event sounds by name, as the freedesktop sound theme specification says: in the
 /// current theme, then the themes it inherits, then "freedesktop", then unthemed; each name
@@ -27,7 +28,7 @@ public struct SoundTheme: Sendable {
   /// LC_ALL, LC_MESSAGES or LANG.
   public static func fromEnvironment(name: String, fallback: String?) -> SoundTheme {
     func env(_ n: String) -> String? {
-      getenv(n).map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
+      environment(n).flatMap { $0.isEmpty ? nil : $0 }
     }
     var bases: [String] = []
     if let data = env("XDG_DATA_HOME") {

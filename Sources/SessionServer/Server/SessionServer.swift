@@ -1,5 +1,7 @@
 import Glibc
 import Logging
+import Platform
+import SessionClient
 import SessionCore
 import SessionWire
 
@@ -88,7 +90,7 @@ public final class SessionServer {
   private var publishedAt: [SessionID: UInt64] = [:]
   private var nextSession: UInt64 = 1
   /// The sessions standing in for calls in other programs, by the sound server's stream index.
-  private var phoneSessions: [UInt32: SessionID] = [:]
+  private var phoneStreams = PhoneStreamSessions()
   /// The sound server's playback streams by process, and the output each plays on: a session's
   /// output is that of its process's newest stream.
   private var streamsByPid: [Int32: [UInt32: Route]] = [:]
@@ -815,28 +817,24 @@ public final class SessionServer {
       }
     case .phoneStream(let began, let key, let name, let pid):
       if began {
-        guard phoneSessions[key] == nil else { return }
-        // hark's own calls (`hark call` plays with the phone role) have sessions of their own.
-        if let pid, clients.values.contains(where: { $0.pid == pid }) { return }
+        let connected = clients.values.lazy.map(\.pid)
+        guard phoneStreams.needsSession(stream: key, pid: pid, connectedPids: connected) else {
+          return
+        }
         let id = SessionID(nextSession)
         nextSession += 1
-        phoneSessions[key] = id
         logger.info("a call began in another program: '\(name)'")
         var notes: [SessionNotification] = []
-        for e: PolicyEvent in [
-          .connect(id, AppIdentity(name: "phone call (\(name))", pid: pid ?? 0)),
-          .setCategory(id, .playAndRecord, mode: .voiceCall, options: []),
-          .activate(id),
-        ] {
+        for e in phoneStreams.began(stream: key, as: id, name: name, pid: pid) {
           notes += policy.apply(e).notifications
         }
         deliver(notes)
       } else {
-        guard let id = phoneSessions.removeValue(forKey: key) else { return }
+        let events = phoneStreams.ended(stream: key)
+        guard !events.isEmpty else { return }
         logger.info("the call in another program ended")
-        // A call ends notifying the others: what it interrupted may resume (G13).
-        var notes = policy.apply(.deactivate(id, .notifyOthersOnDeactivation)).notifications
-        notes += policy.apply(.disconnect(id)).notifications
+        var notes: [SessionNotification] = []
+        for e in events { notes += policy.apply(e).notifications }
         deliver(notes)
       }
     }
@@ -860,11 +858,6 @@ extension WireError {
       self.init(code: "badRequest", message: failure.description)
     }
   }
-}
-
-func nanoseconds(_ d: Duration) -> UInt64 {
-  let (s, atto) = d.components
-  return UInt64(max(0, s)) * 1_000_000_000 + UInt64(max(0, atto) / 1_000_000_000)
 }
 
 private func readPid(_ fd: Int32) -> Int32? {

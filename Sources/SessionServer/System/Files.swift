@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import Platform
 
 /// A small file's bytes, or nil when it does not exist or cannot be read.
 func readFile(_ path: String, limit: Int = 1 << 20) -> [UInt8]? {

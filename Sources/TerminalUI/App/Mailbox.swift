@@ -1,4 +1,5 @@
 import Glibc
+import Platform
 import PlayerEngine
 import SessionCore
 import Synchronization
@@ -25,7 +26,7 @@ final class Mailbox: Sendable {
 
   func post(_ body: (inout Inbox) -> Void) {
     inbox.withLock { body(&$0) }
-    pipe.wake()
+    pipe.wake(InterfaceSignals.mail)
   }
 
   /// Everything posted so far; the box is empty after.
@@ -42,12 +43,6 @@ enum PlayerRequest: Sendable {
   case command(RemoteCommand, label: String)
   case action(Player.Action)
   case replaceQueue([String], start: Int)
-}
-
-func monotonicNow() -> UInt64 {
-  var ts = timespec()
-  clock_gettime(CLOCK_MONOTONIC, &ts)
-  return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
 }
 
 /// One thread for the slow things the UI must not wait for: reading tags (libsndfile opens
@@ -72,7 +67,7 @@ final class BackgroundWorker: @unchecked Sendable {
   }
 
   private let jobs = Mutex(Jobs())
-  private let semaphore = UnsafeMutablePointer<sem_t>.allocate(capacity: 1)
+  private let semaphore = Platform.Semaphore()
   private let mailbox: Mailbox
   private let readTags: @Sendable (String) -> TrackInfo?
   private let listOutputs: @Sendable () -> [OutputChoice]
@@ -90,7 +85,6 @@ final class BackgroundWorker: @unchecked Sendable {
     self.listOutputs = listOutputs
     self.expandFolder = expandFolder
     self.request = request
-    sem_init(semaphore, 0, 0)
     startThread(named: "hark-ui-worker") { [self] in loop() }
   }
 
@@ -108,12 +102,12 @@ final class BackgroundWorker: @unchecked Sendable {
       case .outputs, .addFolder, .playPlaylist, .save: j.urgent.append(job)
       }
     }
-    sem_post(semaphore)
+    semaphore.signal()
   }
 
   func stop() {
     jobs.withLock { $0.stopping = true }
-    sem_post(semaphore)
+    semaphore.signal()
   }
 
   private enum Next {
@@ -140,13 +134,13 @@ final class BackgroundWorker: @unchecked Sendable {
 
   private func loop() {
     var found: [String: TrackInfo] = [:]
-    var lastPost = monotonicNow()
+    var lastPost = monotonicNanoseconds()
     func flush() {
       guard !found.isEmpty else { return }
       let batch = found
       found = [:]
       mailbox.post { $0.tags.merge(batch) { _, new in new } }
-      lastPost = monotonicNow()
+      lastPost = monotonicNanoseconds()
     }
     while true {
       switch next() {
@@ -154,11 +148,11 @@ final class BackgroundWorker: @unchecked Sendable {
         return
       case .idle:
         flush()
-        while sem_wait(semaphore) != 0 && errno == EINTR {}
+        semaphore.wait()
       case .tag(let path):
         found[path] = readTags(path) ?? TrackInfo()
         // A redraw every 100 ms while a big folder is read, not one per file.
-        if monotonicNow() - lastPost > 100_000_000 { flush() }
+        if monotonicNanoseconds() - lastPost > 100_000_000 { flush() }
       case .job(.outputs):
         let list = listOutputs()
         mailbox.post { $0.outputs = list }

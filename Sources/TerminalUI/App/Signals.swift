@@ -1,49 +1,6 @@
 import Glibc
+import Platform
 import Synchronization
-
-/// A pipe the UI thread polls; anything may write a byte to wake it. Both ends are
-/// non-blocking: a full pipe means a wake-up is already pending, and a signal handler must
-/// never block.
-final class WakePipe: Sendable {
-  let readEnd: Int32
-  let writeEnd: Int32
-  /// The byte that means "look at the mailbox"; signals write their number (< 65).
-  static let mail: UInt8 = 255
-
-  init() {
-    var fds: [Int32] = [-1, -1]
-    let rc = pipe(&fds)
-    precondition(rc == 0, "pipe failed: \(errno)")
-    for fd in fds {
-      _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-      _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-    }
-    readEnd = fds[0]
-    writeEnd = fds[1]
-  }
-
-  func wake(_ byte: UInt8 = WakePipe.mail) {
-    var b = byte
-    _ = write(writeEnd, &b, 1)
-  }
-
-  /// Everything written since the last drain.
-  func drain() -> [UInt8] {
-    var out: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 256)
-    while true {
-      let n = buffer.withUnsafeMutableBytes { read(readEnd, $0.baseAddress, $0.count) }
-      if n <= 0 { break }
-      out += buffer[0..<n]
-    }
-    return out
-  }
-
-  deinit {
-    close(readEnd)
-    close(writeEnd)
-  }
-}
 
 /// The write end of the wake pipe, for signal handlers (which can capture nothing).
 private let signalWakeFD = Atomic<Int32>(-1)
@@ -54,6 +11,9 @@ enum InterfaceSignals {
   static let handled: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGTSTP, SIGCONT, SIGWINCH]
   /// Signals of a crash: the terminal is given back before the process dies.
   static let fatal: [Int32] = [SIGSEGV, SIGBUS, SIGILL, SIGTRAP, SIGABRT, SIGFPE]
+  /// The byte in the wake pipe that means "look at the mailbox"; signals write their number
+  /// (< 65).
+  static let mail: UInt8 = 255
 
   /// What each crash signal did before, written before the handlers go in and only read by
   /// them (a lock would not be async-signal-safe).
@@ -64,10 +24,10 @@ enum InterfaceSignals {
   }
   private static let previousFatal = Previous()
 
-  /// Routes `handled` signals to `pipe`. Installed before curses starts, so curses keeps its
+  /// Routes `handled` signals to `pipe` (one byte each, the signal's number). Installed before curses starts, so curses keeps its
   /// hands off them (it installs its own only where the default is in place).
   static func install(_ pipe: WakePipe) {
-    signalWakeFD.store(pipe.writeEnd, ordering: .releasing)
+    signalWakeFD.store(pipe.writeFD, ordering: .releasing)
     for s in handled { route(s) }
   }
 

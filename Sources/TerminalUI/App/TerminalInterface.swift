@@ -1,4 +1,5 @@
 import Glibc
+import Platform
 import PlayerEngine
 import SessionCore
 import Synchronization
@@ -57,7 +58,10 @@ public final class TerminalInterface: @unchecked Sendable {
   /// status: 0 after quit, 128 + the signal after SIGINT, SIGTERM or SIGHUP, 1 when the
   /// terminal could not be taken (said on stderr).
   public func run() async -> Int32 {
-    let pipe = WakePipe()
+    let pipe: WakePipe
+    do { pipe = try WakePipe() } catch {
+      preconditionFailure("the interface needs a pipe: \(error)")
+    }
     let mailbox = Mailbox(waking: pipe)
     let (requests, sink) = AsyncStream<PlayerRequest>.makeStream()
     let player = self.player
@@ -154,7 +158,7 @@ private final class InterfaceLoop {
   // MARK: Start and end
 
   private func start(_ terminal: CursesTerminal) {
-    let now = monotonicNow()
+    let now = monotonicNanoseconds()
     state.layout = Layout(rows: terminal.rows, columns: terminal.columns)
     state.update(player.snapshot)
     open(configuration.libraryFolder, now: now)
@@ -192,7 +196,7 @@ private final class InterfaceLoop {
     guard let file = configuration.stateFile else { return nil }
     let snap = player.snapshot
     let current = snap.current.flatMap { c in snap.queue.firstIndex { $0.id == c.id } }
-    let position = snap.current != nil ? snap.position(at: monotonicNow()) : 0
+    let position = snap.current != nil ? snap.position(at: monotonicNanoseconds()) : 0
     let saved = SavedState(
       queue: snap.queue.map(\.path), current: current, position: position, shuffle: snap.shuffle,
       repeatMode: snap.repeatMode)
@@ -243,11 +247,11 @@ private final class InterfaceLoop {
   private func loop(_ terminal: CursesTerminal) {
     var fds = [
       pollfd(fd: 0, events: Int16(POLLIN), revents: 0),
-      pollfd(fd: pipe.readEnd, events: Int16(POLLIN), revents: 0),
+      pollfd(fd: pipe.readFD, events: Int16(POLLIN), revents: 0),
     ]
     var buffer = [UInt8](repeating: 0, count: 4096)
     while exitStatus == nil {
-      let timeout = nextTimeout(now: monotonicNow())
+      let timeout = nextTimeout(now: monotonicNanoseconds())
       fds[0].revents = 0
       fds[1].revents = 0
       let n = poll(&fds, 2, timeout)
@@ -256,10 +260,10 @@ private final class InterfaceLoop {
         exitStatus = 1
         break
       }
-      let now = monotonicNow()
+      let now = monotonicNanoseconds()
       var events: [InputEvent] = []
       if fds[1].revents != 0 {
-        for byte in pipe.drain() where byte != WakePipe.mail {
+        for byte in pipe.drainBytes() where byte != InterfaceSignals.mail {
           handleSignal(Int32(byte), terminal)
         }
         applyMail(now: now)
@@ -302,7 +306,7 @@ private final class InterfaceLoop {
 
   private func draw(_ terminal: CursesTerminal) {
     terminal.beginFrame()
-    Screen.draw(state, on: terminal, now: monotonicNow())
+    Screen.draw(state, on: terminal, now: monotonicNanoseconds())
     terminal.endFrame()
   }
 

@@ -1,5 +1,6 @@
 import CNcursesw
 import Glibc
+import Platform
 import PlayerEngine
 import Synchronization
 
@@ -36,7 +37,7 @@ final class CursesTerminal: Canvas {
       throw TerminalError(description: "cannot open the terminal's streams")
     }
     guard let s = newterm(nil, output, input) else {
-      let term = getenv("TERM").map { String(cString: $0) } ?? "(unset)"
+      let term = environment("TERM") ?? "(unset)"
       throw TerminalError(
         description: "the terminal type '\(term)' is not one curses knows (TERM); "
           + "try TERM=xterm-256color")

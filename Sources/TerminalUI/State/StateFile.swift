@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Glibc
+import Platform
 import PlayerEngine
 
 /// What the interface remembers between runs: the queue, where it was, shuffle and repeat.
@@ -194,25 +195,8 @@ public struct StateFile: Sendable {
 /// Where the interface keeps its state and its log.
 public enum StatePaths {
   /// `$XDG_STATE_HOME/hark`, else `~/.local/state/hark`; nil without a home.
-  public static func directory() -> String? {
-    if let xdg = getenv("XDG_STATE_HOME").map({ String(cString: $0) }), xdg.hasPrefix("/") {
-      return xdg + "/hark"
-    }
-    guard let home = getenv("HOME").map({ String(cString: $0) }), !home.isEmpty else {
-      return nil
-    }
-    return home + "/.local/state/hark"
-  }
+  public static func directory() -> String? { XDGDirectory.state.path.map { $0 + "/hark" } }
 
   /// `hark.log` in `directory()`: where stderr goes while the interface owns the terminal.
   public static func log() -> String? { directory().map { $0 + "/hark.log" } }
-}
-
-/// mkdir -p, with 0700 for what it creates (state and logs are the user's own).
-func makeDirectories(_ path: String) {
-  var built = path.hasPrefix("/") ? "" : "."
-  for part in path.split(separator: "/") {
-    built += "/" + part
-    mkdir(built, 0o700)
-  }
 }

@@ -1,7 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import SessionCore
-import SessionServer
+import SessionClient
 import SessionWire
 
 /// Connects a short-lived control client (it never registers a session) or exits.

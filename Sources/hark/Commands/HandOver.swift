@@ -2,7 +2,7 @@ import ArgumentParser
 import Glibc
 import PlayerEngine
 import SessionCore
-import SessionServer
+import SessionClient
 import TerminalUI
 
 /// One player per user: `hark play`, `hark add` and `hark PATH…` hand what they name to the hark

@@ -3,7 +3,7 @@ import ArgumentParser
 import Glibc
 import PlayerEngine
 import SessionCore
-import SessionServer
+import SessionClient
 
 struct Play: AsyncParsableCommand {
   static let configuration = CommandConfiguration(

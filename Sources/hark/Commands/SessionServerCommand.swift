@@ -3,6 +3,8 @@ import ArgumentParser
 import JackRoutes
 import Glibc
 import Logging
+import Platform
+import SessionClient
 import SessionCore
 import SessionServer
 import SoundServer
@@ -36,7 +38,7 @@ struct SessionServerCommand: AsyncParsableCommand {
     if stop { await stopServer(paths) }
 
     var fromEnvironment: Seconds?
-    if let text = ProcessEnvironment.get("HARK_SESSION_IDLE_EXIT") {
+    if let text = environment("HARK_SESSION_IDLE_EXIT") {
       fromEnvironment = Seconds(argument: text)
       if fromEnvironment == nil {
         FileHandleStderr.write(
@@ -56,7 +58,7 @@ struct SessionServerCommand: AsyncParsableCommand {
     // The server's loop blocks: give it a thread of its own, so that the watchers' tasks have the
     // cooperative pool to themselves even on a one-core machine.
     let outcome = await withCheckedContinuation { done in
-      startDetachedThread { [configuration] in
+      startThread { [configuration] in
         let server = SessionServer(
           configuration: configuration, logger: Logger(label: "hark.session-server"))
         done.resume(returning: Result { () throws(ServerStartError) in try server.run() })

@@ -1,8 +1,9 @@
 import ALSAOutput
 import AudioCore
 import Glibc
+import Platform
 import PlayerEngine
-import SessionServer
+import SessionClient
 import Settings
 import TerminalUI
 
@@ -129,7 +130,7 @@ enum InterfaceLauncher {
   /// Where the library opens: the config's music_dir, else ~/Music, else the bundled demo
   /// music, else the current folder.
   static func musicFolder(_ settings: Settings) -> String {
-    let home = ProcessEnvironment.get("HOME") ?? ""
+    let home = environment("HOME") ?? ""
     if var configured = settings.musicDirectory {
       if configured == "~" || configured.hasPrefix("~/") {
         configured = home + configured.dropFirst()
@@ -157,60 +158,13 @@ enum SimulatedCall {
     guard let exe = executablePath() else {
       return "Cannot find the hark executable to call with"
     }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    posix_spawn_file_actions_addopen(
-      &actions, 1, logPath ?? "/dev/null", O_WRONLY | O_CREAT | O_APPEND, 0o600)
-    posix_spawn_file_actions_adddup2(&actions, 1, 2)
-    posix_spawnattr_setpgroup(&attributes, 0)
-    var defaults = sigset_t()
-    sigemptyset(&defaults)
-    for s in [SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT, SIGTSTP] { sigaddset(&defaults, s) }
-    posix_spawnattr_setsigdefault(&attributes, &defaults)
-    var empty = sigset_t()
-    sigemptyset(&empty)
-    posix_spawnattr_setsigmask(&attributes, &empty)
-    posix_spawnattr_setflags(
-      &attributes,
-      Int16(POSIX_SPAWN_SETPGROUP) | Int16(POSIX_SPAWN_SETSIGDEF) | Int16(POSIX_SPAWN_SETSIGMASK))
-    let words: [String] = [exe, "call"]
-    let argv: [UnsafeMutablePointer<CChar>?] = words.map { strdup($0) } + [nil]
-    defer { for p in argv { free(p) } }
-    var pid: pid_t = 0
-    let rc = posix_spawn(&pid, exe, &actions, &attributes, argv, environ)
-    guard rc == 0 else {
-      return "Cannot start 'hark call': \(String(cString: strerror(rc)).lowercased())"
-    }
-    let child = pid
-    Reaper.wait(for: child)
-    return "Simulated call: 'hark call' (pid \(pid)) rings for 2 s, then talks for 3 s"
-  }
-}
-
-/// Reaps a child on a thread of its own, so it never lingers as a zombie.
-private enum Reaper {
-  private final class Box {
     let pid: pid_t
-    init(_ pid: pid_t) { self.pid = pid }
-  }
-
-  static func wait(for pid: pid_t) {
-    let box = Unmanaged.passRetained(Box(pid)).toOpaque()
-    var thread = pthread_t()
-    let rc = pthread_create(
-      &thread, nil,
-      { arg in
-        guard let arg else { return nil }
-        let pid = Unmanaged<Box>.fromOpaque(arg).takeRetainedValue().pid
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-        return nil
-      }, box)
-    if rc == 0 { pthread_detach(thread) }
+    do {
+      pid = try spawnDetached(
+        executable: exe, arguments: ["call"], outputPath: logPath, detachment: .newProcessGroup)
+    } catch {
+      return "Cannot start 'hark call': \(error.reason.lowercased())"
+    }
+    return "Simulated call: 'hark call' (pid \(pid)) rings for 2 s, then talks for 3 s"
   }
 }

@@ -5,7 +5,7 @@ import Glibc
 import PlayerEngine
 import RemoteCommands
 import SessionCore
-import SessionServer
+import SessionClient
 import Synchronization
 
 /// `hark play --no-ui`: the queue played as a full session client, one line per thing that

@@ -1,6 +1,6 @@
 import PlayerEngine
 import SessionCore
-import SessionServer
+import SessionClient
 
 /// The player's view of its `AudioSession`.
 final class SessionPort: PlayerSession {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Glibc
+import Platform
 import PlayerEngine
 import SessionCore
 
@@ -114,7 +115,7 @@ extension Simulate {
 
     /// The prompt as a WAV file made by espeak-ng; nil when it is not installed or fails.
     static func speak(_ text: String) -> String? {
-      let dir = ProcessEnvironment.get("XDG_RUNTIME_DIR") ?? "/tmp"
+      let dir = environment("XDG_RUNTIME_DIR") ?? "/tmp"
       let path = "\(dir)/hark-nav-\(getpid()).wav"
       guard runQuietly("espeak-ng", ["-w", path, text]) == 0 else {
         unlink(path)

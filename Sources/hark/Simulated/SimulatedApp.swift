@@ -2,7 +2,7 @@ import ArgumentParser
 import Dispatch
 import Glibc
 import SessionCore
-import SessionServer
+import SessionClient
 
 /// What a simulated app waits for.
 enum AppInput {

@@ -1,12 +1,12 @@
 import Glibc
-import SessionServer
+import Platform
 
 /// hark's bundled files (`assets/music`, `assets/sounds`): `$HARK_ASSETS` when set, else
 /// `share/hark/assets` beside an installed binary's `bin/`, else the `assets/` folder found by
 /// walking up from the executable (a build in `.build/…` inside the work tree).
 enum Assets {
   static let directory: String? = {
-    if let given = ProcessEnvironment.get("HARK_ASSETS"), isDirectory(given) { return given }
+    if let given = environment("HARK_ASSETS"), isDirectory(given) { return given }
     guard let exe = executablePath() else { return nil }
     var dir = parent(exe)
     let installed = parent(dir) + "/share/hark/assets"
@@ -30,14 +30,6 @@ enum Assets {
 func isDirectory(_ path: String) -> Bool {
   var st = stat()
   return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
-}
-
-/// The running executable's path (/proc/self/exe).
-func executablePath() -> String? {
-  var buffer = [CChar](repeating: 0, count: 4096)
-  let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-  guard n > 0 else { return nil }
-  return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
 /// Runs a program to its end with stdin, stdout and stderr on /dev/null; its exit status, or

@@ -1,4 +1,5 @@
 import Glibc
+import Platform
 
 /// What a hark process's sound streams say about themselves to the sound server, so that the
 /// desktop's own policies treat them as what they are: PulseAudio's module-role-cork corks
@@ -71,11 +72,8 @@ enum StreamIdentity {
 
   nonisolated(unsafe) private static var announced = false
 
-  /// The properties `announce` would set, as the environment holds them now (for tests).
-  static func current(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
-
   private static func prepend(_ name: String, _ ours: String, json: Bool = false) {
-    let theirs = current(name).map { $0.trimmingCharacters(in: " \t") } ?? ""
+    let theirs = environment(name).map { $0.trimmingCharacters(in: " \t") } ?? ""
     let value: String
     if theirs.isEmpty {
       value = ours

@@ -1,4 +1,5 @@
 import Glibc
+import Platform
 import SessionCore
 import SessionWire
 import Synchronization
@@ -115,6 +116,19 @@ public final class AudioSession: Sendable {
     var active = false
     var published: (PlaybackInfo?, Set<RemoteCommandKind>)?
     var acceptsFiles = false
+
+    /// Keeps what `request` registers; other requests register nothing (`acceptsFiles` is set
+    /// from the configuration).
+    mutating func remember(_ request: ClientRequest) {
+      switch request {
+      case .setCategory(let c, let m, let o): category = (c, m, o)
+      case .setActive(let a, _): active = a
+      case .publish(let playback, let commands): published = (playback, commands)
+      case .otherAudioPlaying, .acceptFiles, .status, .setSilent, .route, .command, .stopServer,
+        .outputLost, .handOver:
+        break
+      }
+    }
   }
 
   private struct State {
@@ -190,7 +204,7 @@ public final class AudioSession: Sendable {
     guard let connection = try result.get() else {
       // A server is starting: the session connects to it in the background.
       let session = AudioSession(startingWith: configuration, paths: paths)
-      startDetachedThread { [session] in
+      startThread { [session] in
         var framer = LineFramer(limit: maximumServerMessageBytes)
         if session.reconnect(&framer) {
           session.readLoop(framer)
@@ -212,7 +226,7 @@ public final class AudioSession: Sendable {
     _ body: @escaping @Sendable () throws(SessionClientError) -> T
   ) async -> Result<T, SessionClientError> {
     await withCheckedContinuation { continuation in
-      startDetachedThread { continuation.resume(returning: Result(catching: body)) }
+      startThread { continuation.resume(returning: Result(catching: body)) }
     }
   }
 
@@ -371,23 +385,15 @@ public final class AudioSession: Sendable {
     let failure: SessionClientError? = state.withLock { s in
       if s.closed { return .closed }
       if s.fd < 0 && s.starting {
-        // No server yet, so no other session: grant what a player needs to start, and tell
-        // the server once it answers (reconnect re-registers).
-        switch request {
-        case .setCategory(let c, let m, let o):
-          s.registration.category = (c, m, o)
+        // No server yet: SessionCore's rule says what is answered now; what is granted is told
+        // to the server once it answers (reconnect re-registers).
+        switch AnswerWhileServerStarts(request.kind) {
+        case .grant:
+          s.registration.remember(request)
           granted = ReplyPayload.none
-        case .setActive(let active, _):
-          s.registration.active = active
-          granted = ReplyPayload.none
-        case .publish(let playback, let commands):
-          s.registration.published = (playback, commands)
-          granted = ReplyPayload.none
-        case .otherAudioPlaying:
+        case .noOtherAudio:
           granted = .otherAudioPlaying(false)
-        case .acceptFiles:
-          granted = ReplyPayload.none  // in the registration already; sent on connecting
-        case .status, .setSilent, .route, .command, .stopServer, .outputLost, .handOver:
+        case .refuse:
           return .disconnected
         }
         return nil
@@ -436,7 +442,7 @@ public final class AudioSession: Sendable {
   }
 
   private func startReader(_ framer: LineFramer) {
-    startDetachedThread { [self] in readLoop(framer) }
+    startThread { [self] in readLoop(framer) }
   }
 
   /// Reader thread: dispatches what the server sends; on a lost connection, reconnects.
@@ -621,16 +627,18 @@ private struct Connection {
     throws(SessionClientError)
   {
     do { try paths.prepareDirectory() } catch { throw .paths(error) }
-    guard let executable = configuration.serverExecutable ?? currentExecutable() else {
+    guard let executable = configuration.serverExecutable ?? executablePath() else {
       throw .noServer(socket: paths.socket, reason: "cannot find the hark executable to start it")
     }
     makeDirectories(paths.stateDirectory)
     let log = access(paths.stateDirectory, W_OK) == 0 ? paths.log : nil
-    // Keep one older log and start afresh past 1 MiB, so the log never grows without bound.
-    var st = stat()
-    if let log, stat(log, &st) == 0, st.st_size > 1 << 20 { rename(log, log + ".1") }
+    // The server's stdout and stderr are its log: rotated here, before it opens it, so that it
+    // never grows without bound (one older log is kept).
+    if let log { RotatingLogFile(path: log).rotateIfFull() }
     do {
-      _ = try spawnDetached(executable: executable, arguments: ["session-server"], logPath: log)
+      _ = try spawnDetached(
+        executable: executable, arguments: ["session-server"], outputPath: log,
+        detachment: .newSession)
     } catch {
       throw .noServer(socket: paths.socket, reason: error.description)
     }
@@ -668,6 +676,26 @@ private struct Connection {
       }
       if n <= 0 { return nil }
       framer.append(buffer[0..<n])
+    }
+  }
+}
+
+extension ClientRequest {
+  /// The request without its payload, as SessionCore's rules see it.
+  var kind: SessionRequestKind {
+    switch self {
+    case .setCategory: .setCategory
+    case .setActive: .setActive
+    case .publish: .publish
+    case .otherAudioPlaying: .otherAudioPlaying
+    case .status: .status
+    case .setSilent: .setSilent
+    case .route: .route
+    case .command: .command
+    case .acceptFiles: .acceptFiles
+    case .handOver: .handOver
+    case .stopServer: .stopServer
+    case .outputLost: .outputLost
     }
   }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import Platform
 
 /// Why the session server's directory cannot be used.
 public struct SessionPathError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -70,10 +71,8 @@ public struct SessionPaths: Sendable, Hashable {
         message: "$XDG_RUNTIME_DIR '\(runtime)' is too long a path for a Unix socket")
     }
     let state: String
-    if let s = environment("XDG_STATE_HOME"), s.hasPrefix("/") {
-      state = s + "/hark"
-    } else if let home = environment("HOME"), home.hasPrefix("/") {
-      state = home + "/.local/state/hark"
+    if let base = XDGDirectory.state.path, base.hasPrefix("/") {
+      state = base + "/hark"
     } else {
       state = directory
     }
@@ -97,7 +96,6 @@ public struct SessionPaths: Sendable, Hashable {
   }
 }
 
-/// An environment variable, or nil.
 /// A runtime directory of this user's, where a login or scripts/quickstart would put one, that
 /// holds a session server's socket; nil when there is none.
 private func runningElsewhere() -> String? {
@@ -114,18 +112,4 @@ private func runningElsewhere() -> String? {
     }
   }
   return nil
-}
-
-func environment(_ name: String) -> String? {
-  guard let value = getenv(name) else { return nil }
-  return String(cString: value)
-}
-
-/// Creates a directory and its parents (mode 0700 for the ones it creates).
-func makeDirectories(_ path: String) {
-  var prefix = ""
-  for part in path.split(separator: "/") {
-    prefix += "/" + part
-    _ = mkdir(prefix, 0o700)
-  }
 }
