@@ -83,14 +83,13 @@ let package = Package(
       name: "CNcursesw", pkgConfig: "ncursesw", providers: [.apt(["libncurses-dev"])]),
     // The terminal interface: curses drawing, key decoding and bindings, views of the player.
     .target(
-      name: "TerminalUI",
-      dependencies: ["CNcursesw", "PlayerEngine", "AudioCore", "SessionCore", "Platform"]),
+      name: "TerminalUI", dependencies: ["CNcursesw", "PlayerEngine", "SessionCore", "Platform"]),
     // The one executable: subcommands parse arguments, wire the pieces, run.
     .executableTarget(
       name: "hark",
       dependencies: [
         "SessionCore", "SessionWire", "SessionClient", "SessionServer", "CHarkSys", "Platform",
-        "AudioCore", "PlayerEngine", "ALSAOutput", "SndFileDecoder", "FFmpegDecoder",
+        "AudioCore", "PlayerEngine", "ALSAOutput", "JackRoutes", "SndFileDecoder", "FFmpegDecoder",
         "Settings", "RemoteCommands", "SoundServer", "TerminalUI", "SystemSleep",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
@@ -102,7 +101,7 @@ let package = Package(
         "SessionCore",
         .product(name: "PropertyBased", package: "swift-property-based"),
       ]),
-    .testTarget(name: "SessionWireTests", dependencies: ["SessionWire"]),
+    .testTarget(name: "SessionWireTests", dependencies: ["SessionWire", "SessionCore"]),
     .testTarget(name: "SettingsTests", dependencies: ["Settings", "Platform"]),
     .testTarget(
       name: "TerminalUITests", dependencies: ["TerminalUI", "PlayerEngine", "SessionCore"]),
@@ -128,6 +127,7 @@ let package = Package(
       name: "SessionServerTests",
       dependencies: [
         "SessionServer", "SessionClient", "SessionWire", "SessionCore", "Platform",
+        .product(name: "Logging", package: "swift-log"),
       ]),
     .testTarget(name: "JackRoutesTests", dependencies: ["JackRoutes", "SessionCore"]),
     .testTarget(
