@@ -1,4 +1,5 @@
 import Glibc
+import Platform
 import SessionCore
 import Synchronization
 
@@ -31,32 +32,19 @@ public final class ExternalEvents: Sendable {
   private let queue = Mutex<[ExternalEvent]>([])
   private let sessionPids = Mutex<[Int32: Int]>([:])
   private let silencer = Mutex<(@Sendable (UInt32) -> Void)?>(nil)
+  /// Wakes the loop; nil when the process had no descriptors for it (events then wait for
+  /// the loop's next wake-up of another kind).
+  private let wake = try? WakePipe()
+
+  public init() {}
+
   /// Readable when events wait.
-  let fd: Int32
-  private let wakeFD: Int32
-
-  public init() {
-    var ends: [Int32] = [-1, -1]
-    if pipe(&ends) == 0 {
-      for end in ends {
-        _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
-        _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-      }
-    }
-    fd = ends[0]
-    wakeFD = ends[1]
-  }
-
-  deinit {
-    close(fd)
-    close(wakeFD)
-  }
+  var fd: Int32 { wake?.readFD ?? -1 }
 
   /// Any thread. Queues `event` and wakes the server.
   public func post(_ event: ExternalEvent) {
     queue.withLock { $0.append(event) }
-    var byte: UInt8 = 1
-    _ = write(wakeFD, &byte, 1)  // a full pipe already means "wake up"
+    wake?.wake()
   }
 
   /// How to silence a sound-server stream that lost its output (G5): the server calls it for a
@@ -86,8 +74,7 @@ public final class ExternalEvents: Sendable {
 
   /// The server's loop: takes everything queued.
   func drain() -> [ExternalEvent] {
-    var bytes = [UInt8](repeating: 0, count: 256)
-    while read(fd, &bytes, bytes.count) > 0 {}
+    wake?.drain()
     return queue.withLock { q in
       defer { q = [] }
       return q

@@ -876,29 +876,32 @@ extension String {
 /// SIGTERM, SIGINT and SIGHUP wake the poll loop through a pipe (the self-pipe trick); the
 /// handler only writes one byte, which is async-signal-safe.
 enum ServerSignals {
-  nonisolated(unsafe) private static var fds: (Int32, Int32) = (-1, -1)
-  static var readFD: Int32 { fds.0 }
+  /// Made by the first `install` and kept for the process's life: a handler may run at any
+  /// time after, so its descriptor must never be closed (and its number reused).
+  nonisolated(unsafe) private static var pipe: WakePipe?
+  /// The pipe's write end, for the handlers (which can capture nothing); written before they
+  /// are installed.
+  nonisolated(unsafe) private static var writeFD: Int32 = -1
+  static var readFD: Int32 { pipe?.readFD ?? -1 }
 
+  /// Routes the signals to the pipe; a server run before in this process (tests) left it
+  /// empty of what it was sent.
   static func install() {
-    var p: [Int32] = [-1, -1]
-    guard pipe(&p) == 0 else { return }
-    for fd in p {
-      _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-      _ = fcntl(fd, F_SETFL, O_NONBLOCK)
+    if pipe == nil {
+      guard let made = try? WakePipe() else { return }
+      pipe = made
+      writeFD = made.writeFD
     }
-    fds = (p[0], p[1])
+    pipe?.drain()
     signal(SIGPIPE, SIG_IGN)
     for s in [SIGTERM, SIGINT, SIGHUP] {
       signal(s) { _ in
         var b: UInt8 = 1
-        _ = write(ServerSignals.fds.1, &b, 1)
+        _ = write(ServerSignals.writeFD, &b, 1)
       }
     }
   }
 
   /// Empties the pipe; true if a signal arrived.
-  static func drain() -> Bool {
-    var b = [UInt8](repeating: 0, count: 16)
-    return read(fds.0, &b, b.count) > 0
-  }
+  static func drain() -> Bool { !(pipe?.drainBytes().isEmpty ?? true) }
 }
