@@ -16,6 +16,8 @@ public enum XDGDirectory: Sendable, CaseIterable {
   case state
   /// `$XDG_CACHE_HOME`, else `~/.cache`: what can be made again.
   case cache
+  /// `$XDG_DATA_HOME`, else `~/.local/share`: what the user keeps (playlists).
+  case data
 
   /// The variable that names the directory.
   public var variable: String {
@@ -23,6 +25,7 @@ public enum XDGDirectory: Sendable, CaseIterable {
     case .config: "XDG_CONFIG_HOME"
     case .state: "XDG_STATE_HOME"
     case .cache: "XDG_CACHE_HOME"
+    case .data: "XDG_DATA_HOME"
     }
   }
 
@@ -32,6 +35,7 @@ public enum XDGDirectory: Sendable, CaseIterable {
     case .config: "/.config"
     case .state: "/.local/state"
     case .cache: "/.cache"
+    case .data: "/.local/share"
     }
   }
 

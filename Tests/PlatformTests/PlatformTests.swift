@@ -115,6 +115,7 @@ import Testing
     #expect(XDGDirectory.state.path == "/home/u/.local/state")
     #expect(XDGDirectory.config.path == "/home/u/.config")
     #expect(XDGDirectory.cache.path == "/home/u/.cache")
+    #expect(XDGDirectory.data.path == "/home/u/.local/share")
     setenv("HOME", "", 1)
     #expect(XDGDirectory.state.path == nil)
   }

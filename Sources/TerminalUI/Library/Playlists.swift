@@ -1,18 +1,11 @@
 import Glibc
+import Platform
 
 /// hark's own playlists: the queue saved under a name, as M3U8 (a format every player reads),
 /// in `$XDG_DATA_HOME/hark/playlists` (else `~/.local/share/hark/playlists`).
 public enum Playlists {
   /// The folder, or nil without a home.
-  public static func folder() -> String? {
-    if let xdg = getenv("XDG_DATA_HOME").map({ String(cString: $0) }), xdg.hasPrefix("/") {
-      return xdg + "/hark/playlists"
-    }
-    guard let home = getenv("HOME").map({ String(cString: $0) }), !home.isEmpty else {
-      return nil
-    }
-    return home + "/.local/share/hark/playlists"
-  }
+  public static func folder() -> String? { XDGDirectory.data.path.map { $0 + "/hark/playlists" } }
 
   /// Why `name` cannot name a playlist, or nil when it can.
   public static func problem(with name: String) -> String? {
