@@ -76,7 +76,7 @@ let package = Package(
       name: "RemoteCommands", dependencies: ["PlayerEngine", "MPRIS", "SessionCore", "Platform"]),
     // The machine going to sleep and waking (systemd-logind's PrepareForSleep on the system
     // bus), with a delay inhibitor held while playing so that the player pauses first.
-    .target(name: "SystemSleep", dependencies: ["CDBus"]),
+    .target(name: "SystemSleep", dependencies: ["CDBus", "Platform"]),
     // The config file: a TOML subset, read without Foundation.
     .target(name: "Settings", dependencies: ["Platform"]),
     .systemLibrary(

@@ -1,5 +1,6 @@
 import CDBus
 import Glibc
+import Platform
 import Synchronization
 
 /// The machine going to sleep and waking, as systemd-logind announces it on the system bus
@@ -17,8 +18,7 @@ public final class SleepWatcher: Sendable {
     var stopping = false
   }
   private let state = Mutex(State())
-  private let wakeRead: Int32
-  private let wakeWrite: Int32
+  private let wakePipe: WakePipe
 
   /// Connects to the system bus and watches for sleep; `onSleep(true)` before the machine
   /// sleeps, `onSleep(false)` after it woke, called on the watcher's thread. Nil, with the
@@ -48,42 +48,19 @@ public final class SleepWatcher: Sendable {
       dbus_connection_unref(connection)
       return .failure(SleepWatchError(reason: "cannot watch logind: \(reason)"))
     }
-    var ends: [Int32] = [-1, -1]
-    guard pipe(&ends) == 0 else {
+    let pipe: WakePipe
+    do { pipe = try WakePipe() } catch {
       dbus_connection_close(connection)
       dbus_connection_unref(connection)
-      return .failure(SleepWatchError(reason: "no pipe for its thread"))
+      return .failure(SleepWatchError(reason: "no pipe for its thread (\(error))"))
     }
-    for end in ends {
-      _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
-      _ = fcntl(end, F_SETFD, FD_CLOEXEC)
-    }
-    let watcher = SleepWatcher(wakeRead: ends[0], wakeWrite: ends[1])
+    let watcher = SleepWatcher(wakePipe: pipe)
     let bus = UncheckedConnection(raw: connection)
-    var thread = pthread_t()
-    let box = Unmanaged.passRetained(
-      ThreadBody { watcher.run(bus.raw, onSleep: onSleep) }
-    ).toOpaque()
-    guard
-      pthread_create(
-        &thread, nil,
-        { arg in
-          guard let arg else { return nil }
-          Unmanaged<ThreadBody>.fromOpaque(arg).takeRetainedValue().body()
-          return nil
-        }, box) == 0
-    else {
-      Unmanaged<ThreadBody>.fromOpaque(box).release()
-      return .failure(SleepWatchError(reason: "no thread"))
-    }
-    pthread_detach(thread)
+    startThread(named: "hark-sleep") { watcher.run(bus.raw, onSleep: onSleep) }
     return .success(watcher)
   }
 
-  private init(wakeRead: Int32, wakeWrite: Int32) {
-    self.wakeRead = wakeRead
-    self.wakeWrite = wakeWrite
-  }
+  private init(wakePipe: WakePipe) { self.wakePipe = wakePipe }
 
   /// Takes the delay inhibitor (while playing) or releases it (paused, stopped): the thread
   /// does it at once.
@@ -101,10 +78,7 @@ public final class SleepWatcher: Sendable {
     wake()
   }
 
-  private func wake() {
-    var byte: UInt8 = 1
-    _ = write(wakeWrite, &byte, 1)
-  }
+  private func wake() { wakePipe.wake() }
 
   /// The watcher's thread: the only one that touches the connection.
   private func run(_ connection: OpaquePointer, onSleep: @Sendable (Bool) -> Void) {
@@ -113,8 +87,6 @@ public final class SleepWatcher: Sendable {
       if inhibitor >= 0 { close(inhibitor) }
       dbus_connection_close(connection)
       dbus_connection_unref(connection)
-      close(wakeRead)
-      close(wakeWrite)
     }
     var socket: Int32 = -1
     _ = dbus_connection_get_socket(connection, &socket)
@@ -144,11 +116,10 @@ public final class SleepWatcher: Sendable {
       }
       var fds = [
         pollfd(fd: socket, events: Int16(POLLIN), revents: 0),
-        pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
+        pollfd(fd: wakePipe.readFD, events: Int16(POLLIN), revents: 0),
       ]
       _ = poll(&fds, 2, 1_000)
-      var drain = [UInt8](repeating: 0, count: 64)
-      while read(wakeRead, &drain, drain.count) > 0 {}
+      wakePipe.drain()
     }
   }
 
@@ -201,9 +172,4 @@ public struct SleepWatchError: Error, Sendable, CustomStringConvertible {
 /// The connection crosses to the watcher's thread once, at its start, and is touched only there.
 private struct UncheckedConnection: @unchecked Sendable {
   let raw: OpaquePointer
-}
-
-private final class ThreadBody {
-  let body: () -> Void
-  init(_ body: @escaping () -> Void) { self.body = body }
 }
