@@ -54,7 +54,7 @@ let package = Package(
     // into the player and a crash or a hang in it cannot take the player down.
     .executableTarget(name: "hark-ffmpeg", dependencies: ["CFFmpeg"]),
     // Decoding through the hark-ffmpeg helper: spawns it, reads its frames, kills it on trouble.
-    .target(name: "FFmpegDecoder", dependencies: ["AudioCore"]),
+    .target(name: "FFmpegDecoder", dependencies: ["AudioCore", "Platform"]),
     // Transport, the decode and render threads, and the player's reactions to its session.
     .target(name: "PlayerEngine", dependencies: ["AudioCore", "SessionCore", "Platform"]),
     // The AudioSession client library every hark process uses: where the server is (its paths),

@@ -1,5 +1,6 @@
 import AudioCore
 import Glibc
+import Platform
 
 /// A sound file decoded by FFmpeg in a helper process (hark-ffmpeg): AAC and ALAC in MP4,
 /// WavPack, Monkey's Audio, TTA, WMA, AC-3, Matroska audio and the rest of what libsndfile
@@ -185,7 +186,7 @@ public final class FFmpegFile: AudioDecoder {
   }
 
   private static func silence(_ path: String, _ timeout: Duration) -> DecodeError {
-    DecodeError(path: path, reason: "FFmpeg stopped answering (no data for \(seconds(timeout)))")
+    DecodeError(path: path, reason: "FFmpeg stopped answering (no data for \(spoken(timeout)))")
   }
 
   /// Why a helper that ended did not end well; nil when it exited with 0.
@@ -317,14 +318,14 @@ public final class FFmpegFile: AudioDecoder {
   /// of the running executable (installed next to hark; next to the test bundle under `swift
   /// test`), else the first on PATH. Nil when there is none.
   public static func installedHelper() -> String? {
-    if let named = getenv("HARK_FFMPEG_HELPER").map({ String(cString: $0) }), !named.isEmpty {
+    if let named = environment("HARK_FFMPEG_HELPER"), !named.isEmpty {
       return named
     }
     var folders: [String] = []
-    if let executable = runningExecutable(), let slash = executable.lastIndex(of: "/") {
+    if let executable = executablePath(), let slash = executable.lastIndex(of: "/") {
       folders.append(String(executable[..<slash]))
     }
-    if let path = getenv("PATH").map({ String(cString: $0) }) {
+    if let path = environment("PATH") {
       folders += path.split(separator: ":").map(String.init)
     }
     for folder in folders where !folder.isEmpty {
@@ -336,18 +337,10 @@ public final class FFmpegFile: AudioDecoder {
     }
     return nil
   }
-
-  /// The path of the running executable (/proc/self/exe).
-  private static func runningExecutable() -> String? {
-    var buffer = [CChar](repeating: 0, count: 4096)
-    let n = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-    guard n > 0 else { return nil }
-    return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
-  }
 }
 
 /// "10 s", "0.5 s".
-private func seconds(_ duration: Duration) -> String {
+private func spoken(_ duration: Duration) -> String {
   let (whole, attoseconds) = duration.components
   let tenths = attoseconds / 100_000_000_000_000_000
   return tenths == 0 ? "\(whole) s" : "\(whole).\(tenths) s"

@@ -1,4 +1,5 @@
 import Glibc
+import Platform
 
 /// How a helper ended.
 enum Termination: Equatable {
@@ -282,9 +283,5 @@ struct Deadline {
     return Int32(clamping: (left + 999_999) / 1_000_000)
   }
 
-  private static func now() -> Int64 {
-    var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
-  }
+  private static func now() -> Int64 { Int64(monotonicNanoseconds()) }
 }
