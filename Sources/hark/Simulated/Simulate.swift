@@ -88,7 +88,8 @@ extension Simulate {
       let length = seconds ?? spoken ?? Seconds(max(1.5, (words / 3 * 10).rounded() / 10 + 0.5))
       guard await app.activate() else { app.finish(status: 1) }
       app.say(
-        "speaking \"\(text)\" (\(length))" + (speech == nil ? " (a chime: no espeak-ng)" : ""))
+        "speaking \"\(text)\" (\(length))"
+          + (sound.noSound ? " (no sound)" : speech == nil ? " (a chime: no espeak-ng)" : ""))
       await app.publish(.playing, title: text)
       if let speech {
         app.sound?.play(speech, loop: false)
