@@ -226,11 +226,20 @@ class Monitor:
   latency asked for here).
   """
 
-  def __init__(self):
+  def __init__(self, latency_ms=1, steady_anchor=False):
+    """`latency_ms`: what parec asks of the sink; None for parec's default, which leaves a null
+    sink deeply buffered. `steady_anchor`: only the chunks of the steady stream anchor it: each
+    at most 100 ms of audio and read at least 3 ms after the one before. A monitor holds back
+    what the sink could still rewind (at the default latency, about 300 ms) and hands it over
+    as the sink plays on; but when parec connects, and whenever a stream comes or goes on the
+    sink, it hands over all it holds at once, that much early (and then nothing for a while):
+    such a dump would date everything too early."""
     self.chunks = []
+    self.steady_anchor = steady_anchor
+    latency = [] if latency_ms is None else [f"--latency-msec={latency_ms}"]
     self.proc = PROCS.start(
       ["parec", "--device=out.monitor", "--raw", "--format=s16le", f"--rate={RATE}",
-       f"--channels={CHANNELS}", "--latency-msec=1"], stdout=subprocess.PIPE)
+       f"--channels={CHANNELS}", *latency], stdout=subprocess.PIPE)
     self.reader = threading.Thread(target=self._read, daemon=True)
     self.reader.start()
     if not wait_until(lambda: sum(len(c) for _, c in self.chunks) >= 4 * RATE // 10, 5):
@@ -264,13 +273,18 @@ class Monitor:
     samples = array.array("h", data)
     if sys.byteorder != "little":
       samples.byteswap()
-    offset = None
+    offset = fallback = None
     end = 0
+    before = None
     for t, c in chunks:
       end += len(c) // 4
       o = t - end / RATE
-      offset = o if offset is None else min(offset, o)
-    return samples, offset
+      fallback = o if fallback is None else min(fallback, o)
+      steady = before is not None and t - before >= 0.003 and len(c) <= 4 * RATE // 10
+      before = t
+      if steady or not self.steady_anchor:
+        offset = o if offset is None else min(offset, o)
+    return samples, offset if offset is not None else fallback
 
   def first_sound_after(self, t):
     """The time of the first loud sample played at or after clock time `t`, or None."""
@@ -291,6 +305,26 @@ class Monitor:
     samples, _ = self._samples()
     tail = samples[-int(window * RATE) * CHANNELS :]
     return len(tail) > 0 and max(max(tail), -min(tail)) > LOUD
+
+  def end_time(self):
+    """The clock time of the end of what has arrived so far (None before anything has)."""
+    samples, offset = self._samples()
+    return None if offset is None else offset + len(samples) / CHANNELS / RATE
+
+  def levels(self, t1, t2, window=0.01):
+    """RMS levels (dBFS, both channels) of consecutive `window`-second stretches of what was
+    played from clock time `t1` to `t2`: a list of (start time, dBFS); -200 for digital
+    silence. Only stretches the recording holds in full."""
+    samples, offset = self._samples()
+    n = int(window * RATE)
+    first = max(0, math.ceil((t1 - offset) * RATE))
+    last = min(len(samples) // CHANNELS, int((t2 - offset) * RATE))
+    out = []
+    for f in range(first, last - n + 1, n):
+      part = samples[f * CHANNELS : (f + n) * CHANNELS]
+      power = sum(v * v for v in part) / len(part)
+      out.append((offset + f / RATE, 10 * math.log10(power / 32768.0**2) if power else -200.0))
+    return out
 
   def last_sound(self):
     """(time just after the last loud sample, time the recording ends); (None, end) if none."""
@@ -862,6 +896,269 @@ def measure(args):
   return results, info, now() - started
 
 
+# MARK: Ducking (hark only)
+
+# Issue 11: while a navigation prompt speaks, hark lowers itself by the configured amount (set
+# here with --duck, so the figure is known), on time, and a track with prompts in it takes as
+# long as it does alone. The peers have no notion of other apps' sessions.
+DUCK_DB = -20.0
+DUCK_TONE_HZ = 500  # at 48 kHz a 10 ms window holds exactly five periods: a steady level
+DUCK_HEARD_DB = 12.0  # "the duck heard": this far below the level before the prompt
+BACK_WITHIN_DB = 1.0
+PROMPT_SECONDS = 2.0
+DURATION_TRACK_S = 14.0
+DURATION_PROMPTS_AT = (3.0, 7.0, 10.0)  # seconds after the track's "playing" line
+DUCK_TARGETS = {"heard_ms_max": 150.0, "duration_diff_s_max": 0.5}
+NO_MANNERS = "n/a: no session manners"
+
+
+class Stamped:
+  """A process whose output lines are stamped with the clock time they arrive, as the end-to-end
+  tests' `stamp` does with $EPOCHREALTIME, and whose exit is stamped too."""
+
+  def __init__(self, argv, env=None):
+    self.lines = []  # (time, text)
+    self.exited = None
+    self.proc = PROCS.start(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    threading.Thread(target=self._read, daemon=True).start()
+    threading.Thread(target=self._wait, daemon=True).start()
+
+  def _read(self):
+    try:
+      for raw in iter(self.proc.stdout.readline, b""):
+        self.lines.append((now(), raw.decode(errors="replace").rstrip("\n")))
+    except (OSError, ValueError):
+      pass
+
+  def _wait(self):
+    self.proc.wait()
+    self.exited = now()
+
+  def first(self, text):
+    """When the first line containing `text` arrived, or None."""
+    return next((t for t, line in list(self.lines) if text in line), None)
+
+  def last_line(self):
+    return self.lines[-1][1] if self.lines else "(nothing printed)"
+
+  def stop(self):
+    # Its stdout stays open: the reader may still be in readline (a process it started could
+    # hold the pipe), and closing it under the reader would wait for that.
+    PROCS.stop(self.proc)
+
+
+def write_tone(path, seconds, freq=DUCK_TONE_HZ, amplitude=0.5):
+  """A steady sine in both channels, 48 kHz 16-bit (at 0.5: -9 dBFS RMS)."""
+  period = RATE // freq
+  assert period * freq == RATE, "the tone must have whole periods per second"
+  one = array.array("h", [0] * (2 * period))
+  for i in range(period):
+    one[2 * i] = one[2 * i + 1] = int(round(amplitude * 32767 * math.sin(2 * math.pi * i / period)))
+  if sys.byteorder != "little":
+    one.byteswap()
+  with wave.open(path, "wb") as w:
+    w.setnchannels(CHANNELS)
+    w.setsampwidth(2)
+    w.setframerate(RATE)
+    w.writeframes(one.tobytes() * int(seconds * freq))
+
+
+def mean_db(levels):
+  """The RMS level of a run of equal windows, from their dBFS figures."""
+  if not levels:
+    return None
+  power = sum(10 ** (db / 10) for db in levels) / len(levels)
+  return 10 * math.log10(power) if power > 0 else -200.0
+
+
+class Ducking:
+  """hark plays; `hark simulate nav` ducks it; the null sink's recording says how it sounded."""
+
+  def __init__(self, args):
+    self.hark = args.hark
+    self.tmp = args.tmp
+    # The prompt's own sound on a second null sink, so that 'out' records hark alone; without
+    # one, a silent prompt (the session's ducking is the same).
+    sinks = subprocess.run(["pactl", "list", "short", "sinks"], capture_output=True, text=True,
+                           timeout=10).stdout
+    self.other_sink = any(line.split("\t")[1:2] == ["other"] for line in sinks.splitlines())
+    self.voice = "on the null sink 'other'" if self.other_sink else "silent (--no-sound: no " \
+                                                                    "second sink)"
+
+  def play(self, path):
+    # "--duck=-20": in two words, ArgumentParser would take "-20" for an option.
+    return Stamped([self.hark, "play", "--no-ui", "--device", "pulse", f"--duck={DUCK_DB:g}",
+                    "--new", path])
+
+  def prompt(self):
+    argv = [self.hark, "simulate", "nav", "--seconds", f"{PROMPT_SECONDS:g}"]
+    env = dict(os.environ)
+    if self.other_sink:
+      argv += ["--device", "pulse"]
+      env["PULSE_SINK"] = "other"
+    else:
+      argv += ["--no-sound"]
+    return Stamped(argv + ["Turn left"], env=env)
+
+  def wait_playing(self, player, timeout=10):
+    wait_until(lambda: player.first("playing '") is not None or player.exited is not None,
+               timeout, interval=0.005)
+    return player.first("playing '")
+
+  def run(self):
+    started = now()
+    out = {"duck_db": DUCK_DB, "prompt_s": PROMPT_SECONDS, "tone_hz": DUCK_TONE_HZ,
+           "prompt_sound": self.voice, "heard_db": DUCK_HEARD_DB, "back_db": BACK_WITHIN_DB,
+           "targets": DUCK_TARGETS, "duck": [], "duration": {}}
+    tone = os.path.join(self.tmp, "tone.wav")
+    track = os.path.join(self.tmp, "track14.wav")
+    write_tone(tone, 12)
+    write_signal(track, DURATION_TRACK_S)
+    for label, latency in (("parec, 10 ms latency", 10),
+                           ("parec, default latency (deep buffers)", None)):
+      say(f"  ducking: a prompt over a tone, recorder {label}")
+      try:
+        r = self.duck_run(tone, latency)
+      except Exception as e:
+        r = {"error": f"{type(e).__name__}: {e}"}
+      r["recorder"] = label
+      r["latency_ms"] = latency
+      out["duck"].append(r)
+      time.sleep(0.3)
+    say(f"  ducking: a {DURATION_TRACK_S:g} s track alone, then with "
+        f"{len(DURATION_PROMPTS_AT)} prompts (nothing recording: deep buffers)")
+    d = out["duration"]
+    d["track_s"] = DURATION_TRACK_S
+    d["prompts_at_s"] = list(DURATION_PROMPTS_AT)
+    for key, at in (("alone", ()), ("with_prompts", DURATION_PROMPTS_AT)):
+      try:
+        d[key] = self.duration_run(track, at)
+      except Exception as e:
+        d[key] = {"error": f"{type(e).__name__}: {e}"}
+      time.sleep(0.3)
+    a, w = d["alone"].get("took_s"), d["with_prompts"].get("took_s")
+    d["difference_s"] = w - a if a is not None and w is not None else None
+    out["elapsed_s"] = now() - started
+    return out
+
+  def duck_run(self, tone, latency_ms):
+    """A prompt while a steady tone plays, as the recording of 'out' heard it (`latency_ms`:
+    the recorder's, None for parec's default). Returns the figures in ms and dB; "error" (and
+    whatever was measured before it) when one could not be made."""
+    mon = Monitor(latency_ms, steady_anchor=True)
+    player = prompt = None
+    try:
+      player = self.play(tone)
+      t_play = self.wait_playing(player)
+      if t_play is None:
+        return {"error": f"hark did not say it plays ({player.last_line()})"}
+
+      def steady():  # a second of sound recorded: a level to compare with
+        end = mon.end_time()
+        w = mon.levels(end - 1.0, end) if end is not None else []
+        return len(w) >= 95 and all(db > -40 for _, db in w)
+
+      time.sleep(1.0)
+      if not wait_until(steady, 8, interval=0.1):
+        return {"error": "no second of steady sound on the sink 9 s after hark said it plays"}
+      time.sleep(0.2)
+      prompt = self.prompt()
+      wait_until(lambda: prompt.exited is not None, PROMPT_SECONDS + 10, interval=0.02)
+      t_act, t_done = prompt.first("speaking"), prompt.first("done")
+      if t_act is None or t_done is None:
+        return {"error": f"the prompt said no 'speaking' and 'done' ({prompt.last_line()})"}
+      # (With --no-sound it says "a chime" too, though nothing sounds.)
+      chime = self.other_sink and prompt.first("a chime: no espeak-ng") is not None
+      # 1.5 s past the prompt's end, and the recording holding it (a deep one lags).
+      time.sleep(max(0.0, t_done + 1.5 - now()))
+      wait_until(lambda: (mon.end_time() or 0) >= t_done + 1.5, 6, interval=0.1)
+      if player.exited is not None:
+        return {"error": f"hark stopped during the measurement ({player.last_line()})"}
+    finally:
+      if prompt:
+        prompt.stop()
+      if player:
+        player.stop()
+      mon.close()
+    r = {"activation_after_playing_s": t_act - t_play, "prompt_s_measured": t_done - t_act}
+    if chime:
+      r["note"] = "the prompt's voice was a chime: no espeak-ng"
+    before = mon.levels(t_act - 1.0, t_act - 0.1)
+    if len(before) < 50:
+      return {**r, "error": "the recording does not reach back to before the prompt"}
+    level = mean_db([db for _, db in before])
+    r["level_before_dbfs"] = level
+    if level < -40:
+      return {**r, "error": f"hark was not heard before the prompt ({level:.1f} dBFS)"}
+    windows = mon.levels(t_act - 0.5, t_done + 1.5)
+    # Ducked: at least DUCK_HEARD_DB down, and not a dropout (the duck is DUCK_DB, far above it).
+    low = level - DUCK_HEARD_DB
+    dropouts = [t for t, db in windows if db < level + DUCK_DB - 20]
+    if dropouts:
+      r["dropouts"] = len(dropouts)
+    heard = next((t for t, db in windows if level + DUCK_DB - 20 <= db <= low), None)
+    if heard is None:
+      return {**r, "error": f"never {DUCK_HEARD_DB:g} dB below {level:.1f} dBFS while the "
+                            "prompt was active"}
+    heard += 0.01  # the end of the first ducked window: by then it is heard
+    r["heard_ms"] = (heard - t_act) * 1000
+    back = next((t for t, db in windows if t >= heard and db >= level - BACK_WITHIN_DB), None)
+    if back is None:
+      r["back_error"] = f"not back within {BACK_WITHIN_DB:g} dB 1.5 s after the prompt's end"
+      ducked = [db for t, db in windows if t >= heard]
+    else:
+      r["back_ms"] = (back + 0.01 - t_done) * 1000
+      ducked = [db for t, db in windows if heard <= t < back - 0.01]
+    if ducked:
+      # The median: the ramps at either end (40 ms each) do not move it.
+      r["depth_db"] = level - statistics.median(ducked)
+      r["ducked_s"] = len(ducked) * 0.01
+    return r
+
+  def duration_run(self, track, prompts_at):
+    """From hark's "playing" line to its exit at the end of the queue, with a prompt of
+    PROMPT_SECONDS at each of `prompts_at` seconds after that line."""
+    player = self.play(track)
+    prompts = []
+    try:
+      t_play = self.wait_playing(player)
+      if t_play is None:
+        return {"error": f"hark did not say it plays ({player.last_line()})"}
+      for at in prompts_at:
+        while now() < t_play + at and player.exited is None:
+          time.sleep(0.005)
+        prompts.append(self.prompt())
+      wait_until(lambda: player.exited is not None, DURATION_TRACK_S + 20, interval=0.01)
+      if player.exited is None:
+        return {"error": f"still playing {DURATION_TRACK_S + 20:g} s after it started"}
+      if player.proc.returncode != 0:
+        return {"error": f"hark exited with status {player.proc.returncode} "
+                         f"({player.last_line()})"}
+      r = {"took_s": player.exited - t_play,
+           # What hark said, in seconds from its "playing" line: a restart or a pause shows here.
+           "hark_lines": [f"{t - t_play:.3f} {line}" for t, line in player.lines]}
+      said = [line for _, line in player.lines if "playing '" not in line]
+      if said:
+        r["note"] = "hark said: " + " | ".join(said[:3]) + (" ..." if len(said) > 3 else "")
+      for p in prompts:
+        wait_until(lambda: p.exited is not None, PROMPT_SECONDS + 5, interval=0.05)
+      unfinished = [i + 1 for i, p in enumerate(prompts) if p.first("done") is None]
+      if unfinished:
+        r["note"] = "; ".join(([r["note"]] if "note" in r else [])
+                              + [f"prompt {', '.join(map(str, unfinished))} did not say 'done'"])
+      if prompts:
+        r["prompts_active_s"] = [round(p.first("done") - p.first("speaking"), 3)
+                                 if p.first("done") and p.first("speaking") else None
+                                 for p in prompts]
+        r["prompts_started_s"] = [round(p.first("speaking") - t_play, 3)
+                                  if p.first("speaking") else None for p in prompts]
+      return r
+    finally:
+      for p in prompts:
+        p.stop()
+      player.stop()
+
+
 # MARK: The report
 
 # Measured on the issue author's machine, for orientation (CPU s per minute, peak RSS MB).
@@ -905,7 +1202,103 @@ def fmt_num(x, spec, suffix=""):
   return "—" if x is None else f"{x:{spec}}{suffix}"
 
 
-def report(args, results, info, elapsed):
+def table_lines(head, rows, left=1):
+  """Columns padded to their widest cell (the first `left` to the left, the others to the
+  right); the last column, the notes, as it comes."""
+  widths = [max(len(str(x[i])) for x in rows + [head]) for i in range(len(head) - 1)]
+
+  def one(cells):
+    return ("  ".join(c.ljust(w) if i < left else c.rjust(w)
+                      for i, (c, w) in enumerate(zip(cells, widths)))
+            + ("  " + cells[-1] if cells[-1] else "")).rstrip()
+
+  return [one(head), one(["-" * w for w in widths] + [""])] + [one(r) for r in rows]
+
+
+def ducking_lines(ducking, peers):
+  """The ducking section of the table: hark's figures, the peers' n/a, the targets."""
+  lines = ["ducking under a navigation prompt (issue 11), hark only:"]
+  if ducking.get("error"):
+    return lines + [f"  n/a ({ducking['error']})"]
+  lines.append(
+    f"  hark plays a {ducking['tone_hz']} Hz tone with --duck {ducking['duck_db']:g}; "
+    f"'hark simulate nav --seconds {ducking['prompt_s']:g}' (its voice {ducking['prompt_sound']})"
+    " ducks it")
+  lines.append(
+    "  from the prompt's 'speaking' line to the first 10 ms of the recording of 'out' "
+    f"{ducking['heard_db']:g} dB below the level before; depth: the median level while ducked;")
+  lines.append(
+    f"  back: from its 'done' line to the first 10 ms within {ducking['back_db']:g} dB of the "
+    "level before (the lines stamped as they are printed)")
+  lines.append("")
+  head = ["player", "recorder on 'out'", "before dBFS", f"−{ducking['heard_db']:g} dB after ms",
+          "depth dB", f"back ±{ducking['back_db']:g} dB after ms", "notes"]
+  rows = []
+  for r in ducking["duck"]:
+    notes = []
+    if r.get("error"):
+      notes.append(f"n/a ({r['error']})")
+    if r.get("back_error"):
+      notes.append(f"back: n/a ({r['back_error']})")
+    if r.get("dropouts"):
+      notes.append(f"{r['dropouts']} silent 10 ms windows (dropouts)")
+    if r.get("note"):
+      notes.append(r["note"])
+
+    def cell(key, spec):
+      return "n/a" if r.get(key) is None else f"{r[key]:{spec}}"
+
+    rows.append(["hark", r["recorder"], cell("level_before_dbfs", ".1f"), cell("heard_ms", "+.0f"),
+                 cell("depth_db", ".1f"), cell("back_ms", "+.0f"), "; ".join(notes)])
+  for name in peers:
+    rows.append([name, "—", "—", "—", "—", "—", NO_MANNERS])
+  lines += ["  " + x for x in table_lines(head, rows, left=2)]
+  lines.append("")
+  d = ducking["duration"]
+  at = ", ".join(f"{x:g}" for x in d["prompts_at_s"])
+  lines.append(
+    f"  duration with prompts: a {d['track_s']:g} s track, timed from hark's 'playing' line to "
+    f"its exit at the end of the queue; alone, then with {len(d['prompts_at_s'])} prompts of "
+    f"{ducking['prompt_s']:g} s at {at} s; nothing recording (deep buffers)")
+  lines.append("")
+  head = ["player", "alone s", f"with {len(d['prompts_at_s'])} prompts s", "difference s",
+          "notes"]
+  notes = []
+  for key, label in (("alone", "alone"), ("with_prompts", "with prompts")):
+    x = d.get(key, {})
+    if x.get("error"):
+      notes.append(f"{label}: n/a ({x['error']})")
+    if x.get("note"):
+      notes.append(f"{label}: {x['note']}")
+  rows = [["hark", fmt_num(d.get("alone", {}).get("took_s"), ".2f"),
+           fmt_num(d.get("with_prompts", {}).get("took_s"), ".2f"),
+           fmt_num(d.get("difference_s"), "+.2f"), "; ".join(notes)]]
+  for name in peers:
+    rows.append([name, "—", "—", "—", NO_MANNERS])
+  lines += ["  " + x for x in table_lines(head, rows)]
+  lines.append("")
+  t = ducking["targets"]
+  low = next((r for r in ducking["duck"] if r.get("latency_ms") is not None), {})
+  heard = low.get("heard_ms")
+  diff = d.get("difference_s")
+  met = {
+    "duck": None if heard is None else heard <= t["heard_ms_max"],
+    "duration": None if diff is None else abs(diff) <= t["duration_diff_s_max"],
+  }
+  ducking["targets_met"] = met
+
+  def mark(ok):
+    return {True: "ok", False: "MISSED", None: "not measured"}[ok]
+
+  lines.append(
+    f"  targets: the duck {ducking['heard_db']:g} dB down within {t['heard_ms_max']:.0f} ms of "
+    f"the prompt's activation ({low.get('recorder', 'low-latency recorder')}) "
+    f"{mark(met['duck'])}; the track with prompts within {t['duration_diff_s_max']:g} s of its "
+    f"time alone {mark(met['duration'])}")
+  return lines
+
+
+def report(args, results, info, elapsed, ducking=None):
   order = ["hark", "libsndfile", "aplay", "mpg123", "sox play", "mpv", "cmus", "MOC"]
   results.sort(key=lambda r: (order.index(r["player"]) if r["player"] in order else 99,
                               FORMATS.index(r["format"])))
@@ -984,13 +1377,17 @@ def report(args, results, info, elapsed):
   lines.append("the issue's figures, for orientation:")
   for k, v in ISSUE_FIGURES.items():
     lines.append(f"  {k}: {v}")
+  if ducking is not None:
+    lines.append("")
+    lines += ducking_lines(ducking, [n for n in info if n != "hark"])
   text = "\n".join(lines)
   print(text, flush=True)
   if args.json:
     with open(args.json, "w") as f:
       json.dump({"seconds": args.seconds, "runs": args.runs, "rate": RATE,
                  "elapsed_s": elapsed, "players": info, "results": results,
-                 "issue_figures": ISSUE_FIGURES}, f, indent=2)
+                 "issue_figures": ISSUE_FIGURES,
+                 "ducking": ducking if ducking is not None else "not measured"}, f, indent=2)
       f.write("\n")
 
 
@@ -1012,6 +1409,7 @@ def main():
   r.add_argument("--json")
   r.add_argument("--players", default=",".join(PLAYERS))
   r.add_argument("--formats", default=",".join(FORMATS))
+  r.add_argument("--no-ducking", action="store_true")
   args = parser.parse_args()
   global ARGS
   ARGS = args
@@ -1034,7 +1432,17 @@ def main():
   signal.signal(signal.SIGHUP, on_signal)
   try:
     results, info, elapsed = measure(args)
-    report(args, results, info, elapsed)
+    ducking = None
+    if "hark" in args.players and not args.no_ducking:
+      say("ducking under a navigation prompt (hark only)")
+      try:
+        ducking = Ducking(args).run()
+      except Exception as e:
+        ducking = {"error": f"{type(e).__name__}: {e}"}
+      finally:
+        Hark(Context(args)).stop_server()
+      elapsed += ducking.get("elapsed_s", 0)
+    report(args, results, info, elapsed, ducking)
   finally:
     PROCS.stop_all()
   return 0
