@@ -44,7 +44,7 @@ let package = Package(
       name: "ALSAOutput",
       dependencies: ["AudioCore", "CALSA", "JackRoutes", "SessionCore", "Platform"]),
     // libsndfile decoding: WAV, AIFF, FLAC, Ogg Vorbis, Opus, MP3.
-    .target(name: "SndFileDecoder", dependencies: ["AudioCore", "CSndFile"]),
+    .target(name: "SndFileDecoder", dependencies: ["AudioCore", "CSndFile", "Platform"]),
     .systemLibrary(
       name: "CFFmpeg", pkgConfig: "libavformat",
       providers: [.apt(["libavformat-dev", "libavcodec-dev", "libswresample-dev", "libavutil-dev"])]
@@ -52,7 +52,7 @@ let package = Package(
     // The FFmpeg helper: decodes what libsndfile cannot (AAC, ALAC, WavPack, WMA, ...) in a
     // process of its own and writes float frames to stdout, so that FFmpeg is never loaded
     // into the player and a crash or a hang in it cannot take the player down.
-    .executableTarget(name: "hark-ffmpeg", dependencies: ["CFFmpeg"]),
+    .executableTarget(name: "hark-ffmpeg", dependencies: ["CFFmpeg", "Platform"]),
     // Decoding through the hark-ffmpeg helper: spawns it, reads its frames, kills it on trouble.
     .target(name: "FFmpegDecoder", dependencies: ["AudioCore", "Platform"]),
     // Transport, the decode and render threads, and the player's reactions to its session.

@@ -296,16 +296,7 @@ public final class FFmpegFile: AudioDecoder {
       let reason = errno == ENOENT ? "no such file" : String(cString: strerror(errno)).lowercased()
       throw DecodeError(path: path, reason: reason)
     }
-    if (st.st_mode & S_IFMT) != S_IFREG {
-      let kind: String
-      switch st.st_mode & S_IFMT {
-      case S_IFIFO: kind = "a named pipe (FIFO)"
-      case S_IFCHR: kind = "a character device"
-      case S_IFBLK: kind = "a block device"
-      case S_IFSOCK: kind = "a socket"
-      case S_IFDIR: kind = "a folder"
-      default: kind = "not a regular file"
-      }
+    if let kind = kindName(st.st_mode) {
       throw DecodeError(path: path, reason: "it is \(kind), not a sound file")
     }
     if access(path, R_OK) != 0 { throw DecodeError(path: path, reason: "permission denied") }

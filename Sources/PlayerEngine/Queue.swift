@@ -1,4 +1,5 @@
 import Glibc
+import Platform
 
 /// What the user asked to play, turned into files: folders are walked (sorted, hidden files
 /// skipped), playlists (.m3u, .m3u8) read with paths relative to themselves.
@@ -43,22 +44,11 @@ public enum QueueLoader {
       default:
         // A FIFO would block the decoder for ever; a device or a socket is no file to play.
         problems.append(
-          "cannot play '\(argument)': it is \(kindName(st.st_mode)), not a sound file")
+          "cannot play '\(argument)': it is \(kindName(st.st_mode) ?? "not a regular file"), "
+            + "not a sound file")
       }
     }
     return (files, problems)
-  }
-
-  /// What a stat mode is, for the user: "a named pipe (FIFO)", "a character device"...
-  static func kindName(_ mode: mode_t) -> String {
-    switch mode & S_IFMT {
-    case S_IFIFO: "a named pipe (FIFO)"
-    case S_IFCHR: "a character device"
-    case S_IFBLK: "a block device"
-    case S_IFSOCK: "a socket"
-    case S_IFDIR: "a folder"
-    default: "not a regular file"
-    }
   }
 
   /// What libsndfile reads, in the player's own process.

@@ -1,6 +1,7 @@
 import AudioCore
 import CSndFile
 import Glibc
+import Platform
 
 /// A sound file opened with libsndfile: WAV, AIFF, FLAC, Ogg Vorbis, Opus, MP3 and the rest of
 /// what the machine's libsndfile reads. Owns its SNDFILE handle and closes it in `deinit`.
@@ -29,17 +30,7 @@ public final class SoundFile: AudioDecoder {
   public init(path: String) throws(DecodeError) {
     // Only regular files: opening a FIFO blocks until a writer comes (for ever, and the next
     // track never played), and a device or a socket is no sound file. Said before opening.
-    var st = stat()
-    if stat(path, &st) == 0, (st.st_mode & S_IFMT) != S_IFREG {
-      let kind: String
-      switch st.st_mode & S_IFMT {
-      case S_IFIFO: kind = "a named pipe (FIFO)"
-      case S_IFCHR: kind = "a character device"
-      case S_IFBLK: kind = "a block device"
-      case S_IFSOCK: kind = "a socket"
-      case S_IFDIR: kind = "a folder"
-      default: kind = "not a regular file"
-      }
+    if let kind = nonRegularKind(path) {
       throw DecodeError(path: path, reason: "it is \(kind), not a sound file")
     }
     var info = SF_INFO()

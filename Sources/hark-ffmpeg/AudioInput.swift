@@ -1,4 +1,5 @@
 import CFFmpeg
+import Platform
 import Glibc
 
 /// The best audio stream of a file opened with libavformat, and its decoder from libavcodec.
@@ -365,17 +366,7 @@ extension String {
 /// Refuses what is not a regular file before FFmpeg opens it: opening a FIFO blocks until a
 /// writer comes, and a device or a socket is no sound file. Same words as SoundFile's.
 func refuseOddFiles(_ path: String) throws(Failure) {
-  var st = stat()
-  guard stat(path, &st) == 0, (st.st_mode & S_IFMT) != S_IFREG else { return }
-  let kind: String
-  switch st.st_mode & S_IFMT {
-  case S_IFIFO: kind = "a named pipe (FIFO)"
-  case S_IFCHR: kind = "a character device"
-  case S_IFBLK: kind = "a block device"
-  case S_IFSOCK: kind = "a socket"
-  case S_IFDIR: kind = "a folder"
-  default: kind = "not a regular file"
-  }
+  guard let kind = nonRegularKind(path) else { return }
   throw Failure(reason: "it is \(kind), not a sound file")
 }
 
