@@ -222,6 +222,18 @@ public struct PlayQueue: Sendable, Hashable {
     let next = max(nextID, earlier.nextID)
     self = earlier
     nextID = next
+    reindex()  // a kept copy drops its lookups (`kept`)
+  }
+
+  /// This queue without its lookups, to be kept for an undo: a tenth of the memory of a whole
+  /// copy for a long queue (the entries' paths are shared with the queue, not copied).
+  public var kept: PlayQueue {
+    var q = self
+    q.byID = [:]
+    q.userPosition = [:]
+    q.playPosition = [:]
+    q.playOrder = []
+    return q
   }
 
   /// Turns shuffle on (a fresh order starting with the current entry) or off (the user's order).

@@ -536,8 +536,14 @@ public final class Player: @unchecked Sendable {
   /// Keeps the queue as it is now for `undo`, before an edit.
   private func remember() {
     let position = engine.snapshot().position
-    history.append((queue.withLock { $0 }, position))
-    if history.count > Self.historyDepth { history.removeFirst() }
+    history.append((queue.withLock { $0.kept }, position))
+    // 50 edits back, and no more than 200 000 entries kept in all (a long queue edited often
+    // would otherwise hold many copies of itself).
+    while history.count > Self.historyDepth
+      || history.reduce(0, { $0 + $1.queue.count }) > 200_000 && history.count > 1
+    {
+      history.removeFirst()
+    }
   }
 
   /// The queue as it was before the last edit. What is playing goes on if it is in it;
