@@ -39,4 +39,16 @@ import Testing
       #expect(TypedTime(bad) == nil, "\(bad)")
     }
   }
+
+  /// Search folds case and accents (issue 13): "zoe" finds "Zoë", "sigur ros" finds "Sigur
+  /// Rós", decomposed text too; other scripts stay.
+  @Test func searchFoldsCaseAndAccents() {
+    #expect(SearchText.folded("Zoë") == "zoe")
+    #expect(SearchText.folded("Sigur Rós") == "sigur ros")
+    #expect(SearchText.folded("Straße, Æther, Øresund, Łódź") == "strasse, aether, oresund, lodz")
+    #expect(SearchText.folded("Zoe\u{0308}") == "zoe", "a decomposed ë")
+    #expect(SearchText.folded("Ёлка 東京") == "ёлка 東京")
+    #expect(SearchText.contains("Björk — Jóga", foldedQuery: "bjork"))
+    #expect(!SearchText.contains(nil, foldedQuery: "x"))
+  }
 }

@@ -139,13 +139,14 @@ public struct InterfaceState: Sendable {
     }
   }
 
+  /// By name, title, artist or album, without case or accents ("zoe" finds "Zoë").
   private func matches(_ path: String, name: String, _ query: String) -> Bool {
-    let q = query.lowercased()
+    let q = SearchText.folded(query)
     let info = tags[path]
-    return name.lowercased().contains(q)
-      || (info?.title?.lowercased().contains(q) ?? false)
-      || (info?.artist?.lowercased().contains(q) ?? false)
-      || (info?.album?.lowercased().contains(q) ?? false)
+    return SearchText.contains(name, foldedQuery: q)
+      || SearchText.contains(info?.title, foldedQuery: q)
+      || SearchText.contains(info?.artist, foldedQuery: q)
+      || SearchText.contains(info?.album, foldedQuery: q)
   }
 
   /// The filter of the view shown.
