@@ -22,7 +22,8 @@ import Testing
     #expect(s.pausedBy == .interruption)
     #expect(s.reason == "Paused — call in progress (will resume)")
     let pausedAt = s.position
-    #expect(rig.lastPublished?.pausedBy == .interruption)
+    // Published after the snapshot is taken (the player's step publishes last): wait for it.
+    #expect(await eventually { rig.lastPublished?.pausedBy == .interruption })
     try await Task.sleep(for: .milliseconds(300))
     #expect(abs(rig.player.snapshot.position - pausedAt) < 0.01, "the position moved while paused")
     rig.player.deliver(.interruption(.ended(shouldResume: true, reason: .interrupterDeactivated)))
@@ -537,6 +538,21 @@ import Testing
     rig.player.systemSleep(false)
     #expect(await rig.player.send(.stop) == .success)
     #expect(rig.messages.count == said)
+  }
+
+  /// At the end of the queue, play (space, a media key) starts it again from the top
+  /// (issue 15).
+  @Test func atTheEndOfTheQueuePlayStartsItAgainFromTheTop() async throws {
+    let rig = PlayerRig(
+      tracks: ["a.wav", "b.wav"], frames: 4_410,
+      output: FakeOutput.Options(pacing: .realTime(speed: 4)))
+    defer { rig.stop() }
+    #expect(await rig.player.send(.play) == .success)
+    try #require(await rig.until { _ in rig.heard == ["a.wav", "b.wav"] })
+    try #require(await rig.until { $0.state == .stopped })
+    #expect(rig.player.snapshot.current?.path == "a.wav")
+    #expect(await rig.player.send(.togglePlayPause) == .success)
+    try #require(await rig.until { _ in rig.heard == ["a.wav", "b.wav", "a.wav"] })
   }
 
   @Test func removingTheCurrentTrackWhilePlayingGoesOnWithTheNext() async throws {

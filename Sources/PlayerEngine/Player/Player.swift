@@ -749,7 +749,11 @@ public final class Player: @unchecked Sendable {
         if case .activationRefused = problem { problem = nil }
         let target = startTarget ?? queue.withLock { $0.current ?? $0.first }
         guard let target else { continue }
-        if startTarget != nil || !engineHasATrack {
+        // Load unless the engine holds the queue's current entry (paused, or stopped by a
+        // lost device: it resumes there): nothing, or another one (the queue played to its
+        // end and went back to its first entry: it starts again from the top).
+        let engineNow = engine.snapshot()
+        if startTarget != nil || (engineNow.track ?? engineNow.loading) != target {
           engine.load(target, playing: true, wait: false)
           positionJumped = true
         } else {
