@@ -16,6 +16,9 @@ public struct Settings: Hashable, Sendable {
   public var soundTheme = "freedesktop"
   /// Key bindings: action name → keys, as written ("space", "n", "C-x", "left").
   public var keys: [String: [String]] = [:]
+  /// A set of key bindings to start from: "hark" (the default) or "cmus" (cmus's habits); the
+  /// `[keys]` table applies on top. `keys = "cmus"` (with no table) or `preset = "cmus"` in it.
+  public var keyPreset = "hark"
   /// Shuffle and repeat when nothing else says (a saved queue keeps its own).
   public var shuffle = false
   /// "off", "all" or "one".
@@ -97,7 +100,13 @@ public struct Settings: Hashable, Sendable {
         }
         settings.soundTheme = s
       default:
-        if key.hasPrefix("keys.") {
+        if key == "keys" || key == "keys.preset" {
+          guard case .string(let s) = value, ["hark", "cmus"].contains(s) else {
+            wrongKind("\"hark\" or \"cmus\"")
+            continue
+          }
+          settings.keyPreset = s
+        } else if key.hasPrefix("keys.") {
           let action = String(key.dropFirst(5))
           switch value {
           case .string(let s): settings.keys[action] = [s]

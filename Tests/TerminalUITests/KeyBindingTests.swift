@@ -180,3 +180,31 @@ import Testing
     }
   }
 }
+
+/// The cmus preset (issue 15): cmus's habits, with hark's keys for what cmus has none for, and
+/// the config's table on top of it.
+@Suite(.timeLimit(.minutes(2))) struct KeyPresetTests {
+  private func action(_ bindings: KeyBindings, _ name: String) throws -> UIAction? {
+    bindings.action(for: try Key(parsing: name))
+  }
+
+  @Test func cmusHabitsAreBoundAndHarksOwnStayForTheRest() throws {
+    let (cmus, problems) = KeyBindings.configured([:], preset: "cmus")
+    #expect(problems.isEmpty)
+    #expect(try action(cmus, "x") == .play)
+    #expect(try action(cmus, "c") == .playPause)
+    #expect(try action(cmus, "v") == .stop)
+    #expect(try action(cmus, "b") == .next, "b is next in cmus, previous in hark")
+    #expect(try action(cmus, "z") == .previous)
+    #expect(try action(cmus, "E") == .playNext)
+    #expect(try action(cmus, "e") == .addToQueue)
+    #expect(try action(cmus, "D") == .remove)
+    #expect(try action(cmus, "p") == .moveDown)
+    #expect(try action(cmus, "u") == .undo, "hark's own where cmus has none")
+    // The config's table still has the last word.
+    let (mine, _) = KeyBindings.configured(["next": ["n"]], preset: "cmus")
+    #expect(try action(mine, "n") == .next)
+    #expect(try action(mine, "b") == nil)
+    #expect(KeyBindings.configured([:], preset: "hark").0 == KeyBindings.defaults)
+  }
+}

@@ -179,6 +179,29 @@ public struct KeyBindings: Sendable, Equatable {
   /// listed (an empty list unbinds it), and those keys leave whatever action had them by
   /// default. As for every other setting, a bad entry (an unknown action, a key name that does
   /// not parse) is one problem line and the default stands for it; the rest still applies.
+  /// cmus's habits, for `keys = "cmus"`: x c v play, pause, stop; z b previous and next; h l
+  /// and the arrows seek; , . a minute back and on; 5 the browser (the library), 4 the queue;
+  /// e and a add, E plays next; D removes; p P move down and up. hark's own keys for what cmus
+  /// has no key for stay.
+  public static let cmusPreset: [String: [String]] = [
+    "play": ["x", "media_play"], "play_pause": ["c", "space", "media_play_pause"],
+    "stop": ["v", "media_stop"], "next": ["b", "media_track_next"],
+    "previous": ["z", "media_track_previous"], "seek_backward": ["h", "left"],
+    "seek_forward": ["l", "right"], "rewind": [",", "media_rewind"],
+    "fast_forward": [".", "media_fast_forward"], "library_view": ["5", "1"],
+    "queue_view": ["4", "2"], "add_to_queue": ["e", "a"], "play_next": ["E"],
+    "remove": ["D", "delete"], "move_down": ["p"], "move_up": ["P"],
+  ]
+
+  /// The bindings of `preset` ("hark" or "cmus") with the config's table on top: an action the
+  /// table names takes exactly its keys there.
+  public static func configured(_ table: [String: [String]], preset: String)
+    -> (KeyBindings, [String])
+  {
+    guard preset == "cmus" else { return configured(table) }
+    return configured(cmusPreset.merging(table) { _, mine in mine })
+  }
+
   public static func configured(_ table: [String: [String]]) -> (KeyBindings, [String]) {
     var keys = defaults.keys
     var problems: [String] = []

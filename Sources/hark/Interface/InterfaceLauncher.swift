@@ -24,7 +24,8 @@ enum InterfaceLauncher {
     for p in configProblems {
       startup.append("Config '\(configPath ?? "?")': \(p); using the default")
     }
-    let (bindings, keyProblems) = KeyBindings.configured(settings.keys)
+    let (bindings, keyProblems) = KeyBindings.configured(
+      settings.keys, preset: settings.keyPreset)
     startup += keyProblems.map { "Config '\(configPath ?? "?")': \($0)" }
 
     let musicFolder = Self.musicFolder(settings)
