@@ -206,6 +206,8 @@ extension AudioEngine {
         (s.segments.last { $0.ringStart <= played } ?? s.segments.first)?.format
       }
       guard let format = heard ?? d.decoder?.format, output != nil else {
+        // Nothing to play on it yet (a file still opening): the next open opens this device.
+        output = nil
         shared.withLock { $0.deviceName = name }
         return .done
       }
@@ -338,7 +340,7 @@ extension AudioEngine {
       begin(o.track, decoder, atFrame: frame, &d, seeking: seeking && o.track == asked)
       finish(o)
       if o.loadID != nil { eventContinuation.yield(.loaded(o.track)) }
-      if shared.withLock({ $0.state == .playing }) { startRender() }
+      startRenderIfWanted()
     case .advance:
       if decoder.format == output?.format {
         begin(o.track, decoder, atFrame: 0, &d)  // gapless: straight on in the ring

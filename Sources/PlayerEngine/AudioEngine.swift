@@ -175,6 +175,8 @@ public final class AudioEngine: @unchecked Sendable {
     var lastOpening = 0
     /// The number of the last load that is over: opened, failed, or replaced by a later command.
     var loadsFinished = 0
+    /// Transport calls under way (`transport`): while any is, only they start the render thread.
+    var held = 0
   }
 
   /// The lock-free flags between the render thread, the decode thread and control.
@@ -264,83 +266,136 @@ public final class AudioEngine: @unchecked Sendable {
     _ track: QueuedTrack, at seconds: Double = 0, playing: Bool, continuing: Bool = false,
     wait: Bool = true
   ) {
-    parkRender()
-    let id = shared.withLock { s -> Int in
-      s.lastLoadID += 1
-      s.state = playing ? .playing : .paused
-      return s.lastLoadID
+    transport {
+      parkRender()
+      let id = shared.withLock { s -> Int in
+        s.lastLoadID += 1
+        s.state = playing ? .playing : .paused
+        return s.lastLoadID
+      }
+      perform(.load(track, seconds: seconds, continuing: continuing, id: id))
+      if wait {
+        while shared.withLock({ $0.loadsFinished < id }) { commandDone.wait(microseconds: 20_000) }
+      }
+      return ((), start: playing)
     }
-    perform(.load(track, seconds: seconds, continuing: continuing, id: id))
-    guard wait else { return }
-    while shared.withLock({ $0.loadsFinished < id }) { commandDone.wait(microseconds: 20_000) }
   }
 
   /// Resumes from the last frame heard.
   public func play() {
-    let now = snapshot()
-    if now.track == nil, now.loading != nil {
-      setState(.playing)  // it starts once open
-      return
+    transport {
+      let now = snapshot()
+      if now.track == nil, now.loading != nil {
+        setState(.playing)  // it starts once open
+        return ((), start: true)
+      }
+      guard now.track != nil else { return ((), start: false) }
+      let lost = signals.deviceLost.load(ordering: .acquiring) != 0
+      // Already: the output is the render thread's.
+      if now.state == .playing && !lost { return ((), start: false) }
+      // Not playing, or stopped by a lost device, which leaves the render thread asked to play
+      // (it looks at `output` whenever it is woken): park it before `output` is read or
+      // replaced here. Parking a thread that plays nothing costs nothing.
+      parkRender()
+      if lost || output == nil { perform(.reopenDevice) }
+      guard output != nil else { return ((), start: false) }
+      setState(.playing)
+      return ((), start: true)
     }
-    guard now.track != nil else { return }
-    let lost = signals.deviceLost.load(ordering: .acquiring) != 0
-    if now.state == .playing && !lost { return }  // already: the output is the render thread's
-    // Not playing, or stopped by a lost device, which leaves the render thread asked to play
-    // (it looks at `output` whenever it is woken): park it before `output` is read or replaced
-    // here. Parking a thread that plays nothing costs nothing.
-    parkRender()
-    if lost || output == nil { perform(.reopenDevice) }
-    guard output != nil else { return }
-    setState(.playing)
-    startRender()
   }
 
   /// Stops at once: drops what the device holds; `play` resumes from the last frame heard.
   public func pause() {
-    parkRender()
-    if snapshot().state == .playing { setState(.paused) }
+    transport {
+      parkRender()
+      if snapshot().state == .playing { setState(.paused) }
+      return ((), start: false)
+    }
   }
 
   /// Moves within the track being heard (clamped to it); keeps playing or paused.
   public func seek(to seconds: Double) {
-    let now = snapshot()
-    guard let track = now.track, now.isSeekable else { return }
-    parkRender()
-    perform(.seek(track, seconds: max(0, seconds)))
-    if now.state == .playing { startRender() }
+    transport {
+      let now = snapshot()
+      guard let track = now.track, now.isSeekable else { return ((), start: false) }
+      parkRender()
+      perform(.seek(track, seconds: max(0, seconds)))
+      return ((), start: now.state == .playing)
+    }
   }
 
   /// Moves playback to another device without a pause to speak of (G6): what the old one held
   /// is dropped and the new one goes on from the last frame heard. On failure the old device
   /// stays and the error is returned.
   public func setDevice(_ name: String) -> Result<Void, OutputOpenError> {
-    let wasPlaying = snapshot().state == .playing
-    parkRender()
-    let ok = perform(.switchDevice(name))
-    let failure = shared.withLock { s -> OutputOpenError? in
-      defer { s.switchFailure = nil }
-      return s.switchFailure
+    transport {
+      let wasPlaying = snapshot().state == .playing
+      parkRender()
+      let ok = perform(.switchDevice(name))
+      let failure = shared.withLock { s -> OutputOpenError? in
+        defer { s.switchFailure = nil }
+        return s.switchFailure
+      }
+      let start = wasPlaying && output != nil
+      if ok { return (.success(()), start: start) }
+      return (
+        .failure(failure ?? OutputOpenError(device: name, message: "cannot open it")),
+        start: start
+      )
     }
-    if wasPlaying && output != nil { startRender() }
-    if ok { return .success(()) }
-    return .failure(failure ?? OutputOpenError(device: name, message: "cannot open it"))
   }
 
   /// Closes the output and opens it again at the same position, paused or playing as it was:
   /// after the output went away and came back, or was replaced, a fresh device (and, through a
   /// sound server, a fresh stream on the sink that is current now).
   public func reopenOutput() {
-    let wasPlaying = snapshot().state == .playing
-    parkRender()
-    perform(.reopenDevice)
-    if wasPlaying && output != nil { startRender() }
+    transport {
+      let wasPlaying = snapshot().state == .playing
+      parkRender()
+      perform(.reopenDevice)
+      return ((), start: wasPlaying && output != nil)
+    }
   }
 
   /// Stops and forgets the track.
   public func stop() {
-    parkRender()
-    perform(.unload)
-    setState(.stopped)
+    transport {
+      parkRender()
+      perform(.unload)
+      setState(.stopped)
+      return ((), start: false)
+    }
+  }
+
+  /// Brackets a transport call. While one runs, the decode thread never starts the render
+  /// thread (a file that finishes opening leaves that to the call), so that every command runs
+  /// with the render thread parked, as the call parked it: two loads in a row once had the
+  /// first's opening start the render thread under the second's ring reset. At its end the
+  /// render thread starts if `start` says so, the engine plays and no file is opening for it
+  /// (then the opening starts it when it is done), decided under the lock the decode thread
+  /// decides under, so that exactly one of them starts it.
+  func transport<T>(_ body: () -> (T, start: Bool)) -> T {
+    shared.withLock { $0.held += 1 }
+    let (result, start) = body()
+    let go = shared.withLock { s -> Bool in
+      s.held -= 1
+      guard start, s.held == 0, s.state == .playing, s.loading == nil else { return false }
+      signals.renderWantsToPlay.store(true, ordering: .sequentiallyConsistent)
+      return true
+    }
+    if go { renderWake.signal() }
+    return result
+  }
+
+  /// Decode thread, when a file has opened: starts the render thread if the engine plays and
+  /// no transport call is under way (it decides at its end).
+  func startRenderIfWanted() {
+    let go = shared.withLock { s -> Bool in
+      guard s.held == 0, s.state == .playing else { return false }
+      signals.renderWantsToPlay.store(true, ordering: .sequentiallyConsistent)
+      return true
+    }
+    if go { renderWake.signal() }
   }
 
   /// Lowers the output while another app speaks (G9), or lifts it again.
@@ -423,11 +478,6 @@ public final class AudioEngine: @unchecked Sendable {
   // MARK: Coordination
 
   func setState(_ state: EngineState) { shared.withLock { $0.state = state } }
-
-  func startRender() {
-    signals.renderWantsToPlay.store(true, ordering: .releasing)
-    renderWake.signal()
-  }
 
   /// Asks the render thread to stop and waits until it has: at once, even when it waits for room
   /// in the device (the wake pipe interrupts that).
