@@ -40,9 +40,13 @@ public enum XDGDirectory: Sendable, CaseIterable {
   }
 
   /// The directory (not created); nil without the variable and without a `$HOME`.
-  public var path: String? {
-    if let given = environment(variable), given.hasPrefix("/") { return given }
-    guard let home = environment("HOME"), !home.isEmpty else { return nil }
+  public var path: String? { path(in: environment) }
+
+  /// The directory as the environment `lookup` says (tests pass their own, rather than change
+  /// the process's, which every test running beside them reads).
+  public func path(in lookup: (String) -> String?) -> String? {
+    if let given = lookup(variable), given.hasPrefix("/") { return given }
+    guard let home = lookup("HOME"), !home.isEmpty else { return nil }
     return home + defaultUnderHome
   }
 }

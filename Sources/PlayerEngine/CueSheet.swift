@@ -135,8 +135,9 @@ public struct CueSheet: Sendable, Equatable {
   /// "mm:ss:ff" as CD frames (75 a second).
   static func cdFrames(_ time: String) -> Int? {
     let parts = time.split(separator: ":").map { Int($0) }
+    // Minutes past 99 999 (69 days) are no CD time but a damaged or hostile sheet.
     guard parts.count == 3, let m = parts[0], let s = parts[1], let f = parts[2],
-      m >= 0, s >= 0, s < 60, f >= 0, f < 75
+      (0..<100_000).contains(m), s >= 0, s < 60, f >= 0, f < 75
     else { return nil }
     return (m * 60 + s) * 75 + f
   }

@@ -317,7 +317,8 @@ final class AudioInput {
     // what the millisecond-rounded edit list meant: within one movie tick of it.
     if let mp4 = MP4Lengths.read(path), mp4.trackTimeScale == rate {
       let tick = rate / max(1, mp4.movieTimeScale) + 1
-      if abs(mp4.samples - edited) <= tick { return mp4.samples }
+      let (gap, overflow) = mp4.samples.subtractingReportingOverflow(edited)
+      if !overflow, gap.magnitude <= tick { return mp4.samples }
     }
     return edited
   }

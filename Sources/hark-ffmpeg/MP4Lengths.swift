@@ -48,7 +48,10 @@ struct MP4Lengths {
         else { return nil }
         return parseMoov(body[...])
       }
-      offset += size
+      // A size that runs past any file is a damaged one: stop, do not overflow.
+      let (next, overflow) = offset.addingReportingOverflow(size)
+      guard !overflow else { return nil }
+      offset = next
     }
   }
 
@@ -95,7 +98,8 @@ struct MP4Lengths {
         }
       }
     }
-    guard isSound, let scale, scale > 0, let duration, duration > 0 else { return nil }
+    guard isSound, let scale, scale > 0, let duration, duration > 0, (start ?? 0) <= duration
+    else { return nil }
     return MP4Lengths(
       movieTimeScale: 0, trackTimeScale: scale, trackDuration: duration, editStart: start ?? 0)
   }

@@ -84,9 +84,10 @@ import Testing
   }
 }
 
-/// The environment is the process's: these tests set and restore variables of their own
-/// names only.
-@Suite(.serialized) struct EnvironmentTests {
+/// The environment: a variable of the test's own name in the process's, and the XDG rules on an
+/// environment of the test's own (the process's HOME and XDG_* are read by tests running
+/// beside this one).
+@Suite struct EnvironmentTests {
   @Test func anUnsetVariableIsNil() {
     unsetenv("HARK_PLATFORM_TEST")
     #expect(environment("HARK_PLATFORM_TEST") == nil)
@@ -96,28 +97,20 @@ import Testing
   }
 
   @Test func xdgDirectoriesUseTheVariableWhenAbsoluteElseHome() {
-    let saved = XDGDirectory.allCases.map { ($0.variable, environment($0.variable)) }
-    let savedHome = environment("HOME")
-    defer {
-      for (name, value) in saved + [("HOME", savedHome)] {
-        if let value { setenv(name, value, 1) } else { unsetenv(name) }
-      }
-    }
-    setenv("HOME", "/home/u", 1)
     for directory in XDGDirectory.allCases {
-      setenv(directory.variable, "/x/\(directory.variable)", 1)
-      #expect(directory.path == "/x/\(directory.variable)")
-      setenv(directory.variable, "relative", 1)  // ignored, as the specification says
-      #expect(directory.path == "/home/u" + directory.defaultUnderHome)
-      unsetenv(directory.variable)
-      #expect(directory.path == "/home/u" + directory.defaultUnderHome)
+      var env = ["HOME": "/home/u", directory.variable: "/x/\(directory.variable)"]
+      #expect(directory.path(in: { env[$0] }) == "/x/\(directory.variable)")
+      env[directory.variable] = "relative"  // ignored, as the specification says
+      #expect(directory.path(in: { env[$0] }) == "/home/u" + directory.defaultUnderHome)
+      env[directory.variable] = nil
+      #expect(directory.path(in: { env[$0] }) == "/home/u" + directory.defaultUnderHome)
     }
-    #expect(XDGDirectory.state.path == "/home/u/.local/state")
-    #expect(XDGDirectory.config.path == "/home/u/.config")
-    #expect(XDGDirectory.cache.path == "/home/u/.cache")
-    #expect(XDGDirectory.data.path == "/home/u/.local/share")
-    setenv("HOME", "", 1)
-    #expect(XDGDirectory.state.path == nil)
+    let home = ["HOME": "/home/u"]
+    #expect(XDGDirectory.state.path(in: { home[$0] }) == "/home/u/.local/state")
+    #expect(XDGDirectory.config.path(in: { home[$0] }) == "/home/u/.config")
+    #expect(XDGDirectory.cache.path(in: { home[$0] }) == "/home/u/.cache")
+    #expect(XDGDirectory.data.path(in: { home[$0] }) == "/home/u/.local/share")
+    #expect(XDGDirectory.state.path(in: { $0 == "HOME" ? "" : nil }) == nil)
   }
 }
 

@@ -75,6 +75,9 @@ import Testing
     #expect(throws: DecodeError.self) { try empty.get() }
     #expect(CueSheet.cdFrames("01:02:03") == 4_653)
     #expect(CueSheet.cdFrames("00:60:00") == nil)
+    // A hostile sheet's huge time is refused, not an overflow that ends the player.
+    #expect(CueSheet.cdFrames("99999999999:00:00") == nil)
+    #expect(CueSheet.cdFrames("99999:59:74") == 449_999_999)
   }
 
   /// The sheet names Live.wav; the rip was made FLAC: the file beside it with the same name.

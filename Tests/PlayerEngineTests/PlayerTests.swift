@@ -461,6 +461,12 @@ import Testing
     await rig.player.perform(.undo)  // the add
     await rig.player.perform(.undo)  // the move
     #expect(paths() == ["a.wav", "b.wav", "c.wav"])
+    // Undo brings the entries back, not the shuffle and repeat the user has set since.
+    await rig.player.perform(.add(["c.wav"], play: false))
+    await rig.player.perform(.setRepeat(.all))
+    await rig.player.perform(.undo)
+    #expect(rig.player.snapshot.repeatMode == .all)
+    #expect(paths() == ["a.wav", "b.wav", "c.wav"])
     // Ids handed out after an undo are new ones.
     await rig.player.perform(.add(["b.wav"], play: false))
     let ids = rig.player.snapshot.queue.map(\.id)
@@ -553,6 +559,17 @@ import Testing
     #expect(rig.player.snapshot.current?.path == "a.wav")
     #expect(await rig.player.send(.togglePlayPause) == .success)
     try #require(await rig.until { _ in rig.heard == ["a.wav", "b.wav", "a.wav"] })
+  }
+
+  /// The same with a queue of one entry (the engine still holds it, stopped at its end).
+  @Test func atTheEndOfAOneEntryQueuePlayStartsItAgain() async throws {
+    let rig = PlayerRig(
+      tracks: ["a.wav"], frames: 4_410, output: FakeOutput.Options(pacing: .realTime(speed: 4)))
+    defer { rig.stop() }
+    #expect(await rig.player.send(.play) == .success)
+    try #require(await rig.until { $0.state == .stopped && rig.heard == ["a.wav"] })
+    #expect(await rig.player.send(.play) == .success)
+    try #require(await rig.until { _ in rig.heard == ["a.wav", "a.wav"] })
   }
 
   @Test func removingTheCurrentTrackWhilePlayingGoesOnWithTheNext() async throws {

@@ -136,13 +136,12 @@ import Testing
     let home = "/tmp/hark-playlists-\(getpid())"
     _ = system("rm -rf '\(home)'")
     defer { _ = system("rm -rf '\(home)'") }
-    setenv("XDG_DATA_HOME", home, 1)
-    defer { unsetenv("XDG_DATA_HOME") }
+    let folder = home + "/hark/playlists"
     let paths = ["/music/a b.flac", "/music/Live.cue#2"]
-    let saved = try Playlists.save(paths, as: " Road trip ").get()
-    #expect(saved.path == home + "/hark/playlists/Road trip.m3u8")
+    let saved = try Playlists.save(paths, as: " Road trip ", in: folder).get()
+    #expect(saved.path == folder + "/Road trip.m3u8")
     #expect(!saved.replaced)
-    #expect(try Playlists.save(paths.reversed(), as: "Road trip").get().replaced)
+    #expect(try Playlists.save(paths.reversed(), as: "Road trip", in: folder).get().replaced)
     let f = try #require(fopen(saved.path, "r"))
     var text = ""
     var buffer = [CChar](repeating: 0, count: 256)

@@ -206,5 +206,10 @@ import Testing
     #expect(try action(mine, "n") == .next)
     #expect(try action(mine, "b") == nil)
     #expect(KeyBindings.configured([:], preset: "hark").0 == KeyBindings.defaults)
+    // A key the table gives to another action leaves the preset's (p was cmus's move down).
+    let (moved, refusals) = KeyBindings.configured(["play_pause": ["p"]], preset: "cmus")
+    #expect(refusals.isEmpty)
+    #expect(try action(moved, "p") == .playPause)
+    #expect(try action(moved, "P") == .moveUp)
   }
 }

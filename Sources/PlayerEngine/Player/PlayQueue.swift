@@ -220,9 +220,13 @@ public struct PlayQueue: Sendable, Hashable {
   /// after it was taken must not share an id with one of its own.
   public mutating func restore(_ earlier: PlayQueue) {
     let next = max(nextID, earlier.nextID)
+    let (nowShuffled, nowRepeating) = (shuffle, repeatMode)
     self = earlier
     nextID = next
     reindex()  // a kept copy drops its lookups (`kept`)
+    // The entries come back; shuffle and repeat stay as the user has them now.
+    repeatMode = nowRepeating
+    if shuffle != nowShuffled { setShuffle(nowShuffled) }
   }
 
   /// This queue without its lookups, to be kept for an undo: a tenth of the memory of a whole

@@ -158,6 +158,9 @@ public final class Player: @unchecked Sendable {
   /// The track heard is spoken word, and the session says so (spokenAudio): a navigation
   /// prompt pauses it instead of ducking it, and it steps back a little when it resumes.
   private var spoken = false
+  /// The queue played to its end: play starts it again from its first entry (the engine still
+  /// holds the last track, stopped at its end).
+  private var queueEnded = false
   /// Paused because the machine went to sleep (until it plays again).
   private var sleptWhilePlaying = false
   /// What `holdSleep` was last told.
@@ -720,6 +723,7 @@ public final class Player: @unchecked Sendable {
       // length and position, also paused.
       if engine.snapshot().track == track { queue.withLock { _ = $0.setCurrent(track.id) } }
     case .endOfQueue:
+      queueEnded = true
       policy.stopped()
       try? await session.setActive(false)
       queue.withLock { q in _ = q.setCurrent(q.first?.id) }
@@ -753,7 +757,8 @@ public final class Player: @unchecked Sendable {
         // lost device: it resumes there): nothing, or another one (the queue played to its
         // end and went back to its first entry: it starts again from the top).
         let engineNow = engine.snapshot()
-        if startTarget != nil || (engineNow.track ?? engineNow.loading) != target {
+        if startTarget != nil || queueEnded || (engineNow.track ?? engineNow.loading) != target {
+          queueEnded = false
           engine.load(target, playing: true, wait: false)
           positionJumped = true
         } else {

@@ -605,7 +605,9 @@ public final class SessionServer {
   private func handOver(
     _ paths: [String], _ placement: QueuePlacement, id: RequestID, from fd: Int32
   ) {
-    guard let player = clients.values.filter(\.acceptsFiles).max(by: { $0.accepted < $1.accepted })
+    guard
+      let player = clients.values.filter({ $0.acceptsFiles && !$0.closing })
+        .max(by: { $0.accepted < $1.accepted })
     else {
       reply(
         id, .failure(WireError(code: "noPlayer", message: "no hark player is running")), to: fd)

@@ -199,11 +199,16 @@ public struct KeyBindings: Sendable, Equatable {
     -> (KeyBindings, [String])
   {
     guard preset == "cmus" else { return configured(table) }
-    return configured(cmusPreset.merging(table) { _, mine in mine })
+    // The preset first, as the defaults the table then changes: a key the table gives to an
+    // action leaves the action the preset gave it to.
+    let (cmus, _) = configured(cmusPreset, over: defaults)
+    return configured(table, over: cmus)
   }
 
-  public static func configured(_ table: [String: [String]]) -> (KeyBindings, [String]) {
-    var keys = defaults.keys
+  public static func configured(_ table: [String: [String]], over base: KeyBindings = defaults)
+    -> (KeyBindings, [String])
+  {
+    var keys = base.keys
     var problems: [String] = []
     var claimed: [Key: UIAction] = [:]
     var configured: Set<UIAction> = []
@@ -222,7 +227,7 @@ public struct KeyBindings: Sendable, Equatable {
         }
       }
       if let bad {
-        let kept = defaults.keyNames(action).joined(separator: ", ")
+        let kept = base.keyNames(action).joined(separator: ", ")
         problems.append(
           "[keys] \(name): \(bad); it keeps its default keys" + (kept.isEmpty ? "" : " (\(kept))"))
         continue

@@ -19,11 +19,11 @@ public enum Playlists {
   /// Writes `paths` (absolute) as the playlist `name`, replacing one of that name (written
   /// beside it and renamed over it, so that a failure leaves the old one whole). The path
   /// written, and whether it replaced one; or why not, in plain words.
-  public static func save(_ paths: [String], as name: String)
+  public static func save(_ paths: [String], as name: String, in given: String? = nil)
     -> Result<(path: String, replaced: Bool), SaveError>
   {
     if let problem = problem(with: name) { return .failure(SaveError(message: problem)) }
-    guard let folder = folder() else {
+    guard let folder = given ?? folder() else {
       return .failure(SaveError(message: "no home folder to keep playlists in"))
     }
     makeDirectories(folder)

@@ -40,26 +40,45 @@ extension Simulate {
       }
       app.say("recording for \(seconds) into '\(file)'")
       await app.publish(.playing, title: "Voice memo")
-      let deadline = ContinuousClock.Instant.after(seconds)
-      var cut = false
-      loop: while let input = await app.next(until: deadline) {
-        switch input {
-        case .signal: break loop
-        case .command(let c): c.respond(.commandDisabled)
-        case .event(.interruption(.began(let cause))):
-          // Only a call can (G11): the memo ends here, and keeps what it has.
-          app.say("recording cut short by '\(cause.by)'")
-          cut = true
-          break loop
-        case .event, .wake: break
+      let end = ContinuousClock.Instant.after(seconds)
+      var parecEnded: Int32?
+      // Events as they come, and four times a second a look at parec: with no sound server or
+      // a source that is not there it ends at once, and the recording must not go on holding
+      // everything else silent for nothing.
+      recording: while ContinuousClock.now < end {
+        let tick = min(end, ContinuousClock.now + .milliseconds(250))
+        while let input = await app.next(until: tick) {
+          switch input {
+          case .signal: break recording
+          case .command(let c): c.respond(.commandDisabled)
+          case .event(.interruption(.began(let cause))):
+            // Only a call can (G11): the memo ends here, and keeps what it has.
+            app.say("recording cut short by '\(cause.by)'")
+            break recording
+          case .event, .wake: break
+          }
+        }
+        var status: Int32 = 0
+        if waitpid(parec, &status, WNOHANG) == parec {
+          parecEnded = status
+          break recording
         }
       }
-      // parec ends on SIGINT and closes the WAV file properly (its header says its length).
-      kill(parec, SIGINT)
-      var status: Int32 = 0
-      while waitpid(parec, &status, 0) < 0 && errno == EINTR {}
-      if !cut { await app.deactivate(notifyingOthers: true) }
+      if parecEnded == nil {
+        // parec ends on SIGINT and closes the WAV file properly (its header says its length).
+        kill(parec, SIGINT)
+        var status: Int32 = 0
+        while waitpid(parec, &status, 0) < 0 && errno == EINTR {}
+      }
+      // With notify also after a call cut it short: what it interrupted may resume once the
+      // call is over too (G13).
+      await app.deactivate(notifyingOthers: true)
       await app.publish(.stopped, title: "Voice memo")
+      var st = stat()
+      guard parecEnded == nil, stat(file, &st) == 0, st.st_size > 44 else {
+        app.say("cannot record: parec stopped (is there a sound server and a source?)")
+        app.finish(status: 1)
+      }
       app.say("saved '\(file)'")
       app.finish()
     }
