@@ -102,6 +102,15 @@ def load(out, t1, t2):
         t0 = float(t.read())
     first = max(0, int((t1 - t0) * RATE))
     last = max(first, int((t2 - t0) * RATE))
+    # The recorder writes as it goes (flushed every 0.2 s): wait until it has reached t2, so
+    # that a window ending a moment ago is measured whole. A window it never reaches is an
+    # error, not silence: the level of nothing (-200 dBFS) would pass any "it was quiet" check.
+    deadline = time.time() + 10
+    while os.path.getsize(out) < last * BYTES_PER_FRAME:
+        if time.time() > deadline:
+            sys.exit(f"audio_probe: the recording of {out} does not reach {t2:.3f} "
+                     f"(it holds {os.path.getsize(out) / BYTES_PER_FRAME / RATE:.3f} s)")
+        time.sleep(0.05)
     with open(out, "rb") as f:
         f.seek(first * BYTES_PER_FRAME)
         data = f.read((last - first) * BYTES_PER_FRAME)

@@ -97,7 +97,7 @@ extension Simulate {
     static func startRecording(into file: String, source: String?) -> pid_t? {
       var arguments = [
         "parec", "--file-format=wav", "--format=s16le", "--rate=44100", "--channels=1",
-        "--client-name=hark recorder",
+        "--client-name=hark recorder", "--latency-msec=50",
       ]
       if let source { arguments.append("--device=\(source)") }
       arguments.append(file)
