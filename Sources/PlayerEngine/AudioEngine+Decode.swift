@@ -61,6 +61,10 @@ extension AudioEngine {
         d.opening = nil
         place(outcome, o, &d)
         continue
+      } else if d.opening == nil {
+        // A file that opened after its opening was replaced (a stop, a later load): let it go
+        // now (an FFmpeg helper process with it), not at the next opening.
+        _ = opened.take(-1)
       }
       syncTracks(d)
       if signals.startedNews.exchange(false, ordering: .acquiringAndReleasing) {

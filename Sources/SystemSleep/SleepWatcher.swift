@@ -118,7 +118,7 @@ public final class SleepWatcher: Sendable {
         pollfd(fd: socket, events: Int16(POLLIN), revents: 0),
         pollfd(fd: wakePipe.readFD, events: Int16(POLLIN), revents: 0),
       ]
-      _ = poll(&fds, 2, 1_000)
+      _ = poll(&fds, 2, -1)  // the bus, or `hold` and `stop` through the wake pipe
       wakePipe.drain()
     }
   }

@@ -1,3 +1,4 @@
+import Platform
 import PlayerEngine
 import Synchronization
 import SystemSleep
@@ -6,19 +7,39 @@ import SystemSleep
 /// holds the sleep back only while it plays. Made before the player (its configuration needs
 /// `hold`), started once the player exists.
 final class SleepLink: Sendable {
-  private let watcher = Mutex<SleepWatcher?>(nil)
+  private let state = Mutex<(watcher: SleepWatcher?, hold: Bool, stopped: Bool)>(
+    (nil, false, false))
 
-  /// For `Player.Configuration.holdSleep`.
-  func hold(_ on: Bool) { watcher.withLock { $0 }?.hold(on) }
+  /// For `Player.Configuration.holdSleep`; remembered until the watcher is there.
+  func hold(_ on: Bool) {
+    state.withLock { s -> SleepWatcher? in
+      s.hold = on
+      return s.watcher
+    }?.hold(on)
+  }
 
-  /// Watches for sleep on behalf of `player`; without logind (a container, no system bus)
-  /// nothing happens, and the log says so once.
+  /// Watches for sleep on behalf of `player`, connecting on a thread of its own (a system bus
+  /// that does not answer must not hold the first sound back); without logind (a container,
+  /// no system bus) nothing happens, and the log says so once.
   func start(for player: Player) {
-    switch SleepWatcher.start(onSleep: { player.systemSleep($0) }) {
-    case .success(let w): watcher.withLock { $0 = w }
-    case .failure(let error): HarkLog.write("no sleep watch: \(error)")
+    startThread(named: "hark-sleep-join") { [self] in
+      switch SleepWatcher.start(onSleep: { player.systemSleep($0) }) {
+      case .success(let w):
+        let (hold, stopped) = state.withLock { s -> (Bool, Bool) in
+          s.watcher = w
+          return (s.hold, s.stopped)
+        }
+        if stopped { w.stop() } else if hold { w.hold(true) }
+      case .failure(let error):
+        HarkLog.write("no sleep watch: \(error)")
+      }
     }
   }
 
-  func stop() { watcher.withLock { $0 }?.stop() }
+  func stop() {
+    state.withLock { s -> SleepWatcher? in
+      s.stopped = true
+      return s.watcher
+    }?.stop()
+  }
 }
