@@ -550,7 +550,7 @@ import Testing
   /// (issue 15).
   @Test func atTheEndOfTheQueuePlayStartsItAgainFromTheTop() async throws {
     let rig = PlayerRig(
-      tracks: ["a.wav", "b.wav"], frames: 4_410,
+      tracks: ["a.wav", "b.wav"], frames: 22_050,
       output: FakeOutput.Options(pacing: .realTime(speed: 4)))
     defer { rig.stop() }
     #expect(await rig.player.send(.play) == .success)
@@ -558,13 +558,15 @@ import Testing
     try #require(await rig.until { $0.state == .stopped })
     #expect(rig.player.snapshot.current?.path == "a.wav")
     #expect(await rig.player.send(.togglePlayPause) == .success)
-    try #require(await rig.until { _ in rig.heard == ["a.wav", "b.wav", "a.wav"] })
+    try #require(
+      await rig.until { _ in rig.heard == ["a.wav", "b.wav", "a.wav"] },
+      "heard \(rig.heard), \(rig.player.snapshot.state), \(rig.messages)")
   }
 
   /// The same with a queue of one entry (the engine still holds it, stopped at its end).
   @Test func atTheEndOfAOneEntryQueuePlayStartsItAgain() async throws {
     let rig = PlayerRig(
-      tracks: ["a.wav"], frames: 4_410, output: FakeOutput.Options(pacing: .realTime(speed: 4)))
+      tracks: ["a.wav"], frames: 22_050, output: FakeOutput.Options(pacing: .realTime(speed: 4)))
     defer { rig.stop() }
     #expect(await rig.player.send(.play) == .success)
     try #require(await rig.until { $0.state == .stopped && rig.heard == ["a.wav"] })
