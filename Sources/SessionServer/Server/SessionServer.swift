@@ -878,22 +878,19 @@ extension String {
 /// SIGTERM, SIGINT and SIGHUP wake the poll loop through a pipe (the self-pipe trick); the
 /// handler only writes one byte, which is async-signal-safe.
 enum ServerSignals {
-  /// Made by the first `install` and kept for the process's life: a handler may run at any
-  /// time after, so its descriptor must never be closed (and its number reused).
-  nonisolated(unsafe) private static var pipe: WakePipe?
-  /// The pipe's write end, for the handlers (which can capture nothing); written before they
-  /// are installed.
-  nonisolated(unsafe) private static var writeFD: Int32 = -1
+  /// Made once, the first time it is needed (a static let: made once even when two servers
+  /// start at the same time, as tests start them), and kept for the process's life: a handler
+  /// may run at any time after, so its descriptor must never be closed (and its number reused).
+  private static let pipe: WakePipe? = try? WakePipe()
+  /// The pipe's write end, for the handlers (which can capture nothing); made before they are
+  /// installed (a handler must not be the first to touch a lazily made global).
+  private static let writeFD: Int32 = pipe?.writeFD ?? -1
   static var readFD: Int32 { pipe?.readFD ?? -1 }
 
   /// Routes the signals to the pipe; a server run before in this process (tests) left it
   /// empty of what it was sent.
   static func install() {
-    if pipe == nil {
-      guard let made = try? WakePipe() else { return }
-      pipe = made
-      writeFD = made.writeFD
-    }
+    guard writeFD >= 0 else { return }
     pipe?.drain()
     signal(SIGPIPE, SIG_IGN)
     for s in [SIGTERM, SIGINT, SIGHUP] {
