@@ -105,8 +105,9 @@ def load(out, t1, t2):
     # The recorder writes as it goes (flushed every 0.2 s): wait until it has reached t2, so
     # that a window ending a moment ago is measured whole. A window it never reaches is an
     # error, not silence: the level of nothing (-200 dBFS) would pass any "it was quiet" check.
+    # (A file made whole beforehand, with its first sample at time 0, is read as it is.)
     deadline = time.time() + 10
-    while os.path.getsize(out) < last * BYTES_PER_FRAME:
+    while t0 > 0 and os.path.getsize(out) < last * BYTES_PER_FRAME:
         if time.time() > deadline:
             sys.exit(f"audio_probe: the recording of {out} does not reach {t2:.3f} "
                      f"(it holds {os.path.getsize(out) / BYTES_PER_FRAME / RATE:.3f} s)")
