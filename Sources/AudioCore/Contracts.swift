@@ -25,6 +25,12 @@ public struct DecodeError: Error, Hashable, Sendable, CustomStringConvertible {
  the disk; it returns the number of whole frames it put at the start of the buffer (interleaved,
  `format.channels` samples a frame), 0 at the end of the stream, and throws when the file fails
  midway (the engine then skips to the next track and says why).
+
+ A live stream (internet radio: `live` is not nil) has no length and does not seek. Its `read`
+ waits only briefly (tens of milliseconds) and returns 0 while nothing has come (a slow network,
+ a connection being made again) unless `live.ended`; the engine then asks again shortly, so that
+ the decode thread goes on with commands. What the station plays and whether it is connected
+ change as it goes: `live` says so after each read.
 */
 /// A source of float frames.
 public protocol AudioDecoder: AnyObject {
@@ -37,6 +43,35 @@ public protocol AudioDecoder: AnyObject {
   func read(into buffer: UnsafeMutableBufferPointer<Float>) throws(DecodeError) -> Int
   /// Decode thread. Moves to a frame from the start.
   func seek(toFrame frame: Int) throws(DecodeError)
+  /// Decode thread: a live stream's state after the last read; nil for a file.
+  var live: LiveState? { get }
+}
+
+extension AudioDecoder {
+  public var live: LiveState? { nil }
+}
+
+/// Where a live stream is: what the station says it plays, and whether it is connected.
+public struct LiveState: Hashable, Sendable {
+  /// The station's name as album, and its now-playing title (split into artist and title where
+  /// it reads "Artist - Title"), or the station's name as title until it sends one.
+  public var metadata: TrackMetadata
+  /// The connection dropped and is being made again: why it dropped, in plain words.
+  public var reconnecting: String?
+  /// The stream is over (a finite stream played to its end): a 0 from `read` is its end.
+  public var ended: Bool
+  /// The station's name, as its server gives it.
+  public var station: String?
+
+  public init(
+    metadata: TrackMetadata, reconnecting: String? = nil, ended: Bool = false,
+    station: String? = nil
+  ) {
+    self.metadata = metadata
+    self.reconnecting = reconnecting
+    self.ended = ended
+    self.station = station
+  }
 }
 
 /// An output that opened but will not play a format (a rate or a channel count the device and

@@ -9,6 +9,8 @@
 #include <libavutil/error.h>
 #include <libavutil/log.h>
 #include <libavutil/mathematics.h>
+#include <libavutil/mem.h>
+#include <libavutil/opt.h>
 #include <libavutil/samplefmt.h>
 
 /* FFmpeg's error codes are function-like macros (AVERROR, FFERRTAG), which Swift cannot import. */

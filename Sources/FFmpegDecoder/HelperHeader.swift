@@ -10,6 +10,10 @@ struct HelperHeader: Equatable {
   var codec: String
   /// Tags, by key: title, artist, album, album_artist, track, disc, date, genre.
   var tags: [String: String]
+  /// A stream with no end (internet radio): `--stream` and no length.
+  var isLive = false
+  /// A stream's name, as its server gives it (icy-name).
+  var station: String?
 
   /// The version of the protocol this side speaks.
   static let version = "hark-ffmpeg 1"
@@ -24,6 +28,8 @@ struct HelperHeader: Equatable {
     var isSeekable = false
     var codec = ""
     var tags: [String: String] = [:]
+    var isLive = false
+    var station: String?
     for line in lines {
       let parts = line.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: false)
       guard parts.count == 2 else { continue }
@@ -34,6 +40,8 @@ struct HelperHeader: Equatable {
       case "frames": frames = Int(value).flatMap { $0 > 0 ? $0 : nil }
       case "seekable": isSeekable = value == "1"
       case "codec": codec = value
+      case "live": isLive = value == "1"
+      case "station": station = value.isEmpty ? nil : value
       case "title", "artist", "album", "album_artist", "track", "disc", "date", "genre":
         tags[String(parts[0])] = value
       default: continue
@@ -47,5 +55,7 @@ struct HelperHeader: Equatable {
     self.isSeekable = isSeekable
     self.codec = codec
     self.tags = tags
+    self.isLive = isLive
+    self.station = station
   }
 }

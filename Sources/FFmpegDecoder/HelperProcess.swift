@@ -32,36 +32,42 @@ final class HelperProcess {
   /// -1 once it has closed.
   private var errors: Int32
   private var lifeline: Int32
+  /// Its descriptor 3 (a stream's events), when asked for; -1 once closed or without it.
+  private var events: Int32
+  /// Event bytes read, up to the last whole line taken.
+  private var eventBytes: [UInt8] = []
   /// Set once reaped.
   private(set) var termination: Termination?
   /// The end of what it wrote to stderr: FFmpeg's log if asked for, then its one line.
   private var errorText: [UInt8] = []
 
-  private init(pid: pid_t, output: Int32, errors: Int32, lifeline: Int32) {
+  private init(pid: pid_t, output: Int32, errors: Int32, lifeline: Int32, events: Int32) {
     self.pid = pid
     self.output = output
     self.errors = errors
     self.lifeline = lifeline
+    self.events = events
     errorText.reserveCapacity(Self.errorTextLimit)
   }
 
   deinit {
     kill()
-    for fd in [output, errors, lifeline] where fd >= 0 { close(fd) }
+    for fd in [output, errors, lifeline, events] where fd >= 0 { close(fd) }
   }
 
   private static let errorTextLimit = 4_096
 
   /// Starts `executable arguments…` with stdin the lifeline pipe, stdout and stderr pipes to
   /// us, in a process group of its own (the terminal's ^C and ^Z are the player's to handle),
-  /// with default signal handling and nothing blocked. Throws the error number when the pipes
-  /// cannot be made or posix_spawn fails (ENOENT, EACCES).
-  static func start(_ executable: String, _ arguments: [String]) throws(SpawnFailure)
-    -> HelperProcess
+  /// with default signal handling and nothing blocked; with `events`, its descriptor 3 is a
+  /// fourth pipe to us (`takeEventLines`). Throws the error number when the pipes cannot be
+  /// made or posix_spawn fails (ENOENT, EACCES).
+  static func start(_ executable: String, _ arguments: [String], events: Bool = false)
+    throws(SpawnFailure) -> HelperProcess
   {
     var pipes: [(read: Int32, write: Int32)] = []
     func closeAll() { for p in pipes { close(p.read); close(p.write) } }
-    for _ in 0..<3 {
+    for _ in 0..<(events ? 4 : 3) {
       guard let p = makePipe() else {
         let code = errno
         closeAll()
@@ -80,6 +86,7 @@ final class HelperProcess {
     posix_spawn_file_actions_adddup2(&actions, lifeline.read, 0)
     posix_spawn_file_actions_adddup2(&actions, output.write, 1)
     posix_spawn_file_actions_adddup2(&actions, errors.write, 2)
+    if events { posix_spawn_file_actions_adddup2(&actions, pipes[3].write, 3) }
 
     var attributes = posix_spawnattr_t()
     posix_spawnattr_init(&attributes)
@@ -106,28 +113,33 @@ final class HelperProcess {
     close(lifeline.read)
     close(output.write)
     close(errors.write)
+    if events { close(pipes[3].write) }
     guard rc == 0 else {
       close(lifeline.write)
       close(output.read)
       close(errors.read)
+      if events { close(pipes[3].read) }
       throw SpawnFailure(code: rc)
     }
     return HelperProcess(
-      pid: pid, output: output.read, errors: errors.read, lifeline: lifeline.write)
+      pid: pid, output: output.read, errors: errors.read, lifeline: lifeline.write,
+      events: events ? pipes[3].read : -1)
   }
 
   /// Reads up to `count` bytes of its stdout into `bytes`, waiting for them at most `timeout`
-  /// (its stderr is collected meanwhile, so that it never blocks on a full stderr pipe).
+  /// (its stderr and events are collected meanwhile, so that it never blocks on a full pipe).
   func read(into bytes: UnsafeMutableRawPointer, count: Int, timeout: Duration) -> Arrival {
     let deadline = Deadline(after: timeout)
     while true {
+      // A closed descriptor is left out (poll skips negative ones).
       var fds = (
         pollfd(fd: output, events: Int16(POLLIN), revents: 0),
-        pollfd(fd: errors, events: Int16(POLLIN), revents: 0)
+        pollfd(fd: errors, events: Int16(POLLIN), revents: 0),
+        pollfd(fd: events, events: Int16(POLLIN), revents: 0)
       )
       let ready = withUnsafeMutablePointer(to: &fds) {
-        $0.withMemoryRebound(to: pollfd.self, capacity: 2) {
-          poll($0, errors >= 0 ? 2 : 1, deadline.remainingMilliseconds())
+        $0.withMemoryRebound(to: pollfd.self, capacity: 3) {
+          poll($0, 3, deadline.remainingMilliseconds())
         }
       }
       if ready < 0 {
@@ -135,6 +147,7 @@ final class HelperProcess {
         return .end
       }
       if fds.1.revents != 0 { collectErrors() }
+      if fds.2.revents != 0 { collectEvents() }
       if fds.0.revents != 0 {
         let n = Glibc.read(output, bytes, count)
         if n > 0 { return .bytes(n) }
@@ -197,6 +210,31 @@ final class HelperProcess {
     let reason = String(parts[0])
     guard !reason.isEmpty else { return nil }
     return (reason, parts.count > 1 && !parts[1].isEmpty ? String(parts[1]) : nil)
+  }
+
+  /// The whole event lines it has written since the last call, without their line breaks.
+  func takeEventLines() -> [[UInt8]] {
+    guard let last = eventBytes.lastIndex(of: 0x0A) else { return [] }
+    let lines = eventBytes[..<last].split(separator: 0x0A, omittingEmptySubsequences: true)
+      .map { Array($0) }
+    eventBytes.removeFirst(last + 1)
+    return lines
+  }
+
+  /// Reads what its events pipe has; closes it at its end. A line longer than 64 KiB is no
+  /// event: what has come of it is dropped.
+  private func collectEvents() {
+    guard events >= 0 else { return }
+    var chunk = [UInt8](repeating: 0, count: 4_096)
+    let n = chunk.withUnsafeMutableBytes { Glibc.read(events, $0.baseAddress, $0.count) }
+    if n < 0 && errno == EINTR { return }
+    guard n > 0 else {
+      close(events)
+      events = -1
+      return
+    }
+    eventBytes += chunk[..<n]
+    if eventBytes.count > 65_536 && !eventBytes.contains(0x0A) { eventBytes = [] }
   }
 
   /// Reads what stderr has; closes it at its end. Keeps the last 4 KiB.

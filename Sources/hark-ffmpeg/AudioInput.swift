@@ -27,9 +27,12 @@ final class AudioInput {
 
   /// Opens `path` and the decoder of its best audio stream. Throws with plain words when it is
   /// not a regular file, not something FFmpeg reads, has no audio, or a codec FFmpeg lacks.
-  init(path: String) throws(Failure) {
+  ///
+  /// `stream`: `path` is an http(s) URL (internet radio, a stream): opened over the network,
+  /// asking for ICY metadata, with a read timeout, and no local file or other protocol allowed.
+  init(path: String, stream: Bool = false) throws(Failure) {
     self.path = path
-    try refuseOddFiles(path)
+    if !stream { try refuseOddFiles(path) }
     guard let packet = av_packet_alloc(), let frame = av_frame_alloc() else {
       throw Failure(reason: "out of memory")
     }
@@ -42,11 +45,22 @@ final class AudioInput {
     // FFmpeg fetch URLs. "file:" before the path keeps a name such as "live:01.m4a" from being
     // read as a protocol.
     var options: OpaquePointer?
-    av_dict_set(&options, "protocol_whitelist", "file", 0)
+    if stream {
+      // A stream names the network only: a playlist it serves (HLS) must not reach local files.
+      av_dict_set(&options, "protocol_whitelist", "http,https,tcp,tls,crypto,httpproxy", 0)
+      av_dict_set(&options, "icy", "1", 0)  // Shoutcast/Icecast titles, between the audio
+      av_dict_set(&options, "user_agent", "hark", 0)
+      // A server that stops sending ends the run after 10 s (the player reconnects), rather
+      // than leaving it waiting for ever.
+      av_dict_set(&options, "rw_timeout", "10000000", 0)
+    } else {
+      av_dict_set(&options, "protocol_whitelist", "file", 0)
+    }
     defer { av_dict_free(&options) }
     var context: UnsafeMutablePointer<AVFormatContext>?
-    let rc = avformat_open_input(&context, "file:" + path, nil, &options)
+    let rc = avformat_open_input(&context, stream ? path : "file:" + path, nil, &options)
     guard rc >= 0, let context else {
+      if stream { throw Failure(reason: "cannot open the stream", code: rc) }
       throw Failure(reason: whyNotOpened(path), code: rc)
     }
     defer {
@@ -267,6 +281,49 @@ final class AudioInput {
     }
     guard landed <= target else { return .lost }
     return .at(landed)
+  }
+
+  // MARK: What a stream says as it goes
+
+  /// The ICY metadata block last received ("StreamTitle='Artist - Title';"), raw; nil when the
+  /// server sends none.
+  func icyPacket() -> [UInt8]? { option("icy_metadata_packet") }
+
+  /// The ICY headers the server answered with, by lower-case name ("icy-name": "Radio X").
+  func icyHeaders() -> [String: String] {
+    guard let raw = option("icy_metadata_headers") else { return [:] }
+    var headers: [String: String] = [:]
+    for line in String(decoding: raw, as: UTF8.self).split(whereSeparator: \.isNewline) {
+      guard let colon = line.firstIndex(of: ":") else { continue }
+      let name = line[..<colon].lowercased()
+      let value = line[line.index(after: colon)...].drop { $0 == " " }
+      if !value.isEmpty { headers[name] = String(value).trimmingTrailingSpaces() }
+    }
+    return headers
+  }
+
+  /// The tags, when the stream has sent new ones since the last call (a chained Ogg stream's
+  /// next song); nil otherwise.
+  func updatedTags() -> [(key: String, value: String)]? {
+    guard let format = formatContext else { return nil }
+    let flag = AVFMT_EVENT_FLAG_METADATA_UPDATED
+    let streamFlag = AVSTREAM_EVENT_FLAG_METADATA_UPDATED
+    guard format.pointee.event_flags & flag != 0 || stream.pointee.event_flags & streamFlag != 0
+    else { return nil }
+    format.pointee.event_flags &= ~flag
+    stream.pointee.event_flags &= ~streamFlag
+    return tags()
+  }
+
+  /// A string option of the protocol under the format's I/O (FFmpeg's http keeps ICY there).
+  private func option(_ name: String) -> [UInt8]? {
+    guard let pb = formatContext?.pointee.pb else { return nil }
+    var value: UnsafeMutablePointer<UInt8>?
+    guard av_opt_get(pb, name, AV_OPT_SEARCH_CHILDREN, &value) >= 0, let value else { return nil }
+    defer { av_free(value) }
+    let length = strlen(UnsafeRawPointer(value).assumingMemoryBound(to: CChar.self))
+    let bytes = Array(UnsafeBufferPointer(start: value, count: length))
+    return bytes.isEmpty ? nil : bytes
   }
 
   // MARK: What the file says

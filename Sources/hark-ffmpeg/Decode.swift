@@ -1,4 +1,5 @@
 import CFFmpeg
+import Glibc
 
 /// Decodes `request.path` to stdout: the header, then the frames from `request.startFrame` to
 /// the end. Throws when the file will not open, or when decoding fails midway (the frames
@@ -83,4 +84,79 @@ extension AudioInput.Landing {
 private func seconds(_ frames: Int, _ rate: Int) -> String {
   let tenths = Int((Double(frames) / Double(rate) * 10).rounded())
   return "\(tenths / 10).\(tenths % 10) s"
+}
+
+/// Decodes the stream at the URL `request.path` to stdout until it ends or the connection
+/// drops: the header (with `live 1` when it has no length, and the station's name), then the
+/// frames as they come, each decoded frame written at once. What the stream says as it goes
+/// (its ICY title blocks, an Ogg chain's next tags) goes to descriptor 3 as event lines, when
+/// the parent opened it (see main.swift).
+func decodeStream(_ request: Request) throws(Failure) {
+  let input = try AudioInput(path: request.path, stream: true)
+  let rate = input.rate
+  let length = input.length()
+  var header = ["hark-ffmpeg 1", "rate \(rate)", "channels \(input.channels)"]
+  let exact = length.flatMap { $0.estimated ? nil : $0.frames }
+  if let exact { header.append("frames \(exact)") }
+  header += ["seekable 0", "live \(exact == nil ? 1 : 0)"]
+  header.append("codec \(input.codecName)")
+  let icy = input.icyHeaders()
+  if let name = icy["icy-name"], !name.isEmpty { header.append("station \(oneLine(name))") }
+  var tags = input.tags()
+  if !tags.contains(where: { $0.key == "genre" }), let genre = icy["icy-genre"] {
+    tags.append(("genre", oneLine(genre)))
+  }
+  for (key, value) in tags { header.append("\(key) \(value)") }
+  let writer = FrameWriter(rate: rate, channels: input.channels)
+  try writer.writeHeader(header)
+
+  let events = EventLines()
+  var lastPacket: [UInt8]?
+  _ = input.updatedTags()  // what opening set: the header has said it
+  while try input.nextFrame() {
+    let frame = input.frame
+    try writer.write(frame, from: 0, to: Int(frame.pointee.nb_samples))
+    try writer.flush()
+    if let packet = input.icyPacket(), packet != lastPacket {
+      lastPacket = packet
+      events.send(Array("icy ".utf8) + packet.map { $0 == 0x0A || $0 == 0x0D ? 0x20 : $0 })
+    }
+    // (FFmpeg also flags an ICY block as an update, with no tags in it: the block says it.)
+    if let updated = input.updatedTags(), !updated.isEmpty {
+      let fields = updated.map { "\($0.key)=\($0.value.replacingTabs())" }
+      events.send(Array(("tags\t" + fields.joined(separator: "\t")).utf8))
+    }
+  }
+  try writer.finish()
+}
+
+/// Lines to descriptor 3, when it is open; nothing otherwise (the helper run by hand).
+final class EventLines {
+  private let open = fcntl(3, F_GETFD) >= 0
+
+  func send(_ line: [UInt8]) {
+    guard open else { return }
+    let bytes = line + [0x0A]
+    bytes.withUnsafeBytes { raw in
+      guard let base = raw.baseAddress else { return }
+      var at = 0
+      while at < raw.count {
+        let n = write(3, base + at, raw.count - at)
+        if n < 0 && errno == EINTR { continue }
+        if n <= 0 { return }
+        at += n
+      }
+    }
+  }
+}
+
+/// Line breaks as spaces.
+private func oneLine(_ text: String) -> String {
+  String(text.map { $0.isNewline ? " " : $0 })
+}
+
+extension String {
+  fileprivate func replacingTabs() -> String {
+    String(map { $0 == "\t" || $0.isNewline ? " " : $0 })
+  }
 }

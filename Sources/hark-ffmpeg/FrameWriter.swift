@@ -152,7 +152,8 @@ final class FrameWriter {
     }
   }
 
-  private func flush() throws(Failure) {
+  /// Writes the batch now (a live stream's frames go out as they come).
+  func flush() throws(Failure) {
     guard pending > 0, let base = batch.baseAddress else { return }
     try writeAll(UnsafeRawPointer(base), pending * channels * 4)
     pending = 0

@@ -3,6 +3,7 @@
  that keeps FFmpeg out of its own process (FFmpegDecoder spawns it).
 
    hark-ffmpeg [--start-frame N] [--lifeline] [--] FILE
+   hark-ffmpeg --stream [--lifeline] [--] URL
 
  stdout, on success: a header of UTF-8 text lines, ended by an empty line,
 
@@ -30,6 +31,14 @@
  already written are good and the line says why there are no more. FFmpeg's log is off unless
  HARK_FFMPEG_LOG names a level (error, warning, info, debug); it goes to stderr before that line.
 
+ --stream: URL is an http(s) stream (internet radio). The header says "seekable 0", "live 1"
+ when the stream has no length, and "station NAME" when the server names it (icy-name); frames
+ are written as they are decoded. The helper ends (status 0) when the stream ends or the
+ connection drops, and fails (status 1) when it cannot connect or nothing comes for 10 s; the
+ player reconnects. When descriptor 3 is open, what the stream says as it goes is written
+ there, a line each: "icy " and the raw ICY metadata block (StreamTitle='…';, any bytes but
+ line breaks), or "tags" and tab-separated key=value pairs (a chained Ogg stream's next song).
+
  --lifeline: stdin is a pipe whose other end the parent holds; the helper exits when it closes,
  so that it never outlives the player, whichever of its threads started it. (prctl's
  PR_SET_PDEATHSIG is not used: it fires when the spawning *thread* exits, which would kill the
@@ -43,6 +52,8 @@ struct Request {
   var path: String
   var startFrame = 0
   var lifeline = false
+  /// `path` is an http(s) URL to play as a stream.
+  var stream = false
 
   /// Nil for bad usage.
   init?(_ arguments: [String]) {
@@ -55,6 +66,8 @@ struct Request {
         startFrame = n
       case "--lifeline":
         lifeline = true
+      case "--stream":
+        stream = true
       case "--":
         guard let last = rest.popFirst(), path == nil, rest.isEmpty else { return nil }
         path = last
@@ -103,13 +116,15 @@ func watchLifeline() {
 signal(SIGPIPE, SIG_DFL)
 
 guard let request = Request(Array(CommandLine.arguments.dropFirst())) else {
-  fail(Failure(reason: "usage: hark-ffmpeg [--start-frame N] [--lifeline] [--] FILE"), status: 2)
+  fail(
+    Failure(reason: "usage: hark-ffmpeg [--start-frame N] [--lifeline] [--stream] [--] FILE|URL"),
+    status: 2)
 }
 if request.lifeline { watchLifeline() }
 configureLog()
 
 do throws(Failure) {
-  try decode(request)
+  if request.stream { try decodeStream(request) } else { try decode(request) }
   exit(0)
 } catch {
   fail(error)
