@@ -38,6 +38,9 @@ public final class ToneDecoder: AudioDecoder, @unchecked Sendable {
     public var failAfterFrames: Int?
     /// The most a read returns, to mimic decoders that return short reads.
     public var maxFramesPerRead: Int?
+    /// A live stream (internet radio): no length, no seek, `live` set (with `metadata`), and
+    /// reads that return 0 while `stall` holds it, as a network would.
+    public var isLive = false
 
     /// A seekable counter track of `frames` frames that says its length.
     public init(
@@ -63,11 +66,14 @@ public final class ToneDecoder: AudioDecoder, @unchecked Sendable {
   private let next = Atomic<Int>(0)
   private let delivered = Atomic<Int>(0)
   private let seeks = Atomic<Int>(0)
+  private let stalled = Atomic<Bool>(false)
+  private let liveState: Mutex<LiveState?>
 
   /// A decoder at frame 0 of the made-up file.
   public init(_ configuration: Configuration) {
     precondition(configuration.frames >= 0, "a track cannot be shorter than nothing")
     self.configuration = configuration
+    liveState = Mutex(configuration.isLive ? LiveState(metadata: configuration.metadata) : nil)
   }
 
   // MARK: AudioDecoder
@@ -75,14 +81,19 @@ public final class ToneDecoder: AudioDecoder, @unchecked Sendable {
   /// The configured format.
   public var format: PCMFormat { configuration.format }
   /// The length, unless configured not to say.
-  public var frameCount: Int? { configuration.reportsLength ? configuration.frames : nil }
+  public var frameCount: Int? {
+    configuration.reportsLength && !configuration.isLive ? configuration.frames : nil
+  }
   /// Whether it may seek.
-  public var isSeekable: Bool { configuration.isSeekable }
-  /// The configured tags.
-  public var metadata: TrackMetadata { configuration.metadata }
+  public var isSeekable: Bool { configuration.isSeekable && !configuration.isLive }
+  /// The configured tags, or what a live stream says now.
+  public var metadata: TrackMetadata { live?.metadata ?? configuration.metadata }
+  /// A live stream's state (as `say` set it); nil for a file.
+  public var live: LiveState? { liveState.withLock { $0 } }
 
   /// Fills whole frames from the current position; throws once past `failAfterFrames`.
   public func read(into buffer: UnsafeMutableBufferPointer<Float>) throws(DecodeError) -> Int {
+    if stalled.load(ordering: .acquiring) { return 0 }
     let channels = format.channels
     let start = next.load(ordering: .relaxed)
     var end = configuration.frames
@@ -116,6 +127,14 @@ public final class ToneDecoder: AudioDecoder, @unchecked Sendable {
     next.store(min(max(0, frame), configuration.frames), ordering: .releasing)
     seeks.add(1, ordering: .releasing)
   }
+
+  // MARK: A live stream (any thread)
+
+  /// What a live stream says from now on (a new title, a dropped connection).
+  public func say(_ state: LiveState) { liveState.withLock { $0 = state } }
+
+  /// Holds reads at nothing (a network that has gone quiet), or lets them go on.
+  public func stall(_ on: Bool) { stalled.store(on, ordering: .releasing) }
 
   // MARK: Observations (any thread)
 

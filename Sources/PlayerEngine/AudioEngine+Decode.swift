@@ -32,6 +32,8 @@ extension AudioEngine {
     /// Of the current track, since it began at `startFrame`.
     var framesDecoded = 0
     var startFrame = 0
+    /// The current decoder's live state, as last published.
+    var live: LiveState?
   }
 
   func decodeLoop() {
@@ -127,6 +129,14 @@ extension AudioEngine {
               renderWake.signal()
             }
           }
+          if let live = decoder.live {
+            if live != d.live { publish(live, &d) }
+            if frames == 0, failure == nil, !live.ended {
+              // Nothing has come from the network yet: ask again shortly, commands first.
+              _ = decodeWake.wait(microseconds: 50_000)
+              continue
+            }
+          }
           if let failure, let track = d.track {
             eventContinuation.yield(.trackFailed(track, failure))
           } else if frames == 0, d.framesDecoded == 0, d.startFrame == 0, let track = d.track {
@@ -147,6 +157,19 @@ extension AudioEngine {
   }
 
   enum Outcome { case done, failed, quit }
+
+  /// Decode thread: a live stream says something new (a title, a dropped connection): its
+  /// segment shows it from now on.
+  func publish(_ live: LiveState, _ d: inout DecodeState) {
+    d.live = live
+    guard let track = d.track else { return }
+    shared.withLock { s in
+      guard let i = s.segments.lastIndex(where: { $0.track == track }) else { return }
+      s.segments[i].live = live
+      s.segments[i].metadata = live.metadata
+    }
+    eventContinuation.yield(.streamChanged(track))
+  }
 
   /// Decode thread: publishes the decoder's track, says when the track heard changes, and
   /// tells the render thread where the next one to announce starts.
@@ -436,12 +459,13 @@ extension AudioEngine {
     d.track = track
     d.framesDecoded = 0
     d.startFrame = frame
+    d.live = decoder.live
     let duration = decoder.frameCount.map { decoder.format.seconds($0) }
     var segment = Segment(
       id: 0, track: track, ringStart: ring.writePosition, trackStartFrame: frame,
       format: decoder.format,
       duration: duration, metadata: decoder.metadata, isSeekable: decoder.isSeekable,
-      isSeekWithin: seeking)
+      isSeekWithin: seeking, live: decoder.live)
     shared.withLock { s in
       // Keep only what the render thread may still be playing or is still to announce, and
       // the new one.

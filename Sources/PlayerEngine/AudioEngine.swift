@@ -34,6 +34,10 @@ public enum EngineEvent: Sendable, Equatable {
   /// A load has opened this track (the one asked for, or the first after it that opens) and
   /// it is ready where it was asked to be, playing or paused.
   case loaded(QueuedTrack)
+  /// A live stream being decoded changed what it says (`EngineSnapshot.metadata`) or its
+  /// connection (`EngineSnapshot.reconnecting`). Said when decoded, a ring (about 1.5 s) before
+  /// it is heard.
+  case streamChanged(QueuedTrack)
 }
 
 /// An output that would not open.
@@ -72,6 +76,12 @@ public struct EngineSnapshot: Sendable, Equatable {
   /// start (or a resume, or a seek) and the device's start, through a sound server a few
   /// hundred milliseconds, the position stays where it is.
   public var isAdvancing: Bool = false
+  /// A live stream (internet radio): no length, no seek; a resume connects afresh.
+  public var isLive: Bool = false
+  /// The live stream's connection dropped and is being made again: why it dropped.
+  public var reconnecting: String? = nil
+  /// The live stream's station, as its server names it.
+  public var liveStation: String? = nil
 }
 
 /// What an engine has lined up after the track being heard: the decoder runs up to a ring's
@@ -139,6 +149,8 @@ public final class AudioEngine: @unchecked Sendable {
     var isSeekable: Bool
     /// A seek within the track heard before: not a new track.
     var isSeekWithin = false
+    /// A stream's state, as last decoded (nil for a file).
+    var live: LiveState? = nil
   }
 
   enum Command {
@@ -453,7 +465,9 @@ public final class AudioEngine: @unchecked Sendable {
         lookahead: segment == nil || s.decoding == segment?.track
           ? .undecided : s.decoding.map { .next($0) } ?? .end,
         loading: s.loading,
-        isAdvancing: advancing && s.state == .playing)
+        isAdvancing: advancing && s.state == .playing,
+        isLive: segment?.live != nil && segment?.duration == nil,
+        reconnecting: segment?.live?.reconnecting, liveStation: segment?.live?.station)
     }
   }
 

@@ -688,7 +688,7 @@ extension ToneDecoder.Configuration {
 }
 
 /// A `Player` on fakes: 30 s sine tracks (or `frames` long) by name, except names starting
-/// with "broken", which will not open; paced fake outputs; and a record of what it said.
+/// with "broken", which will not open, and "http", live streams (named "Radio X"); paced fake outputs; and a record of what it said.
 final class PlayerRig: Sendable {
   let player: Player
   let session = FakeSession()
@@ -710,6 +710,11 @@ final class PlayerRig: Sendable {
     for (i, path) in tracks.enumerated() {
       if path.hasPrefix("broken") {
         unreadable[path] = "not an audio file"
+      } else if path.hasPrefix("http") {
+        var live = ToneDecoder.Configuration.sine(frames, hertz: 220 + 110 * Double(i))
+        live.isLive = true
+        live.metadata = TrackMetadata(title: "Radio X")
+        tones[path] = live
       } else {
         tones[path] = .sine(frames, hertz: 220 + 110 * Double(i))
       }

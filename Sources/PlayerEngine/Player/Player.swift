@@ -165,6 +165,8 @@ public final class Player: @unchecked Sendable {
   private var sleptWhilePlaying = false
   /// What `holdSleep` was last told.
   private var holdingSleep = false
+  /// What the live stream heard last said: its title and why it is reconnecting, if it is.
+  private var stream: (track: QueuedTrack, title: String?, reconnecting: String?)?
   /// Tracks the user said are spoken word (true) or music (false), by path.
   private var spokenOverrides: [String: Bool] = [:]
 
@@ -352,7 +354,7 @@ public final class Player: @unchecked Sendable {
       await go(to: next)
     case .previousTrack:
       let current = queue.withLock(\.currentID)
-      if engineNow.track != nil && engineNow.position > 3 {
+      if engineNow.track != nil && engineNow.isSeekable && engineNow.position > 3 {
         seek(to: 0)
       } else if let current, let before = queue.withLock({ $0.track(before: current) }) {
         await go(to: before)
@@ -713,10 +715,27 @@ public final class Player: @unchecked Sendable {
         if problemOutlivesNextTrack { problemOutlivesNextTrack = false } else { problem = nil }
       }
       notices.append(.nowPlaying(track))
+      let now = engine.snapshot()
+      if now.track == track, now.isLive {
+        stream = (track, now.metadata.flatMap(Self.onAir), now.reconnecting)
+      }
     case .fault(let what):
       say(.engineFault(what))
     case .outputStarted:
       break  // the snapshot taken after each event says that the position now moves
+    case .streamChanged(let track):
+      let now = engine.snapshot()
+      // Said once it is heard (`nowHearing` notes what it said first), then as it changes.
+      guard now.track == track, let before = stream, before.track == track else { return }
+      let title = now.metadata.flatMap(Self.onAir)
+      stream = (track, title, now.reconnecting)
+      if let why = now.reconnecting, before.reconnecting == nil {
+        say(.reconnecting(why))
+      } else if now.reconnecting == nil, before.reconnecting != nil {
+        say(.reconnected)
+      }
+      // A title cleared to the station's name is no news.
+      if let title, title != before.title, title != now.liveStation { say(.onAir(title)) }
     case .loaded(let track):
       // The track asked for, or the first after it that opened (the queue's current follows,
       // unless a later load has been asked for meanwhile). The snapshot after it shows its
@@ -759,6 +778,12 @@ public final class Player: @unchecked Sendable {
         let engineNow = engine.snapshot()
         if startTarget != nil || queueEnded || (engineNow.track ?? engineNow.loading) != target {
           queueEnded = false
+          engine.load(target, playing: true, wait: false)
+          positionJumped = true
+        } else if engineNow.isLive {
+          // A live stream resumes live (G14), as a radio does: connected afresh, not from what
+          // was buffered when it paused (the station has moved on; its server has likely
+          // dropped the connection that stopped reading).
           engine.load(target, playing: true, wait: false)
           positionJumped = true
         } else {
@@ -813,6 +838,12 @@ public final class Player: @unchecked Sendable {
     spoken = isSpoken
     try? await session.setCategory(
       .playback, mode: isSpoken ? .spokenAudio : .default, options: [])
+  }
+
+  /// "Artist - Title" as a station says it, or its title alone; nil when it says nothing.
+  static func onAir(_ m: TrackMetadata) -> String? {
+    guard let title = m.title else { return nil }
+    return m.artist.map { "\($0) - \(title)" } ?? title
   }
 
   /// Genres that are words, not music (lower case; a genre containing one counts).
@@ -870,6 +901,8 @@ public final class Player: @unchecked Sendable {
       s.duration = now.duration
       s.isSeekable = now.isSeekable
       s.format = now.format
+      s.isLive = now.isLive
+      s.reconnecting = now.reconnecting
     }
     s.positionTime = monotonicNanoseconds()
     s.isAdvancing = loaded && now.isAdvancing
@@ -902,7 +935,9 @@ public final class Player: @unchecked Sendable {
     guard let current = q.currentID else { return [] }
     var c: Set<RemoteCommandKind> = [.play, .pause, .togglePlayPause, .stop]
     if q.track(after: current, automatic: false) != nil { c.insert(.nextTrack) }
-    if q.track(before: current) != nil || (loaded && now.position > 3) { c.insert(.previousTrack) }
+    if q.track(before: current) != nil || (loaded && now.isSeekable && now.position > 3) {
+      c.insert(.previousTrack)
+    }
     if loaded && now.isSeekable {
       c.formUnion([
         .seekForward, .seekBackward, .skipForward, .skipBackward, .changePlaybackPosition,

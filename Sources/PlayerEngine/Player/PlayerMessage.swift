@@ -48,16 +48,22 @@ public enum PlayerMessage: Sendable, Equatable, CustomStringConvertible {
   case machineWoke
   /// The user said the track playing is spoken word (true) or music.
   case spokenWord(Bool, title: String)
+  /// The live stream's connection dropped (why); it is being made again.
+  case reconnecting(String)
+  /// The live stream is connected again.
+  case reconnected
+  /// The live stream says this is on now ("Artist - Title").
+  case onAir(String)
 
   /// Whether it is a problem (shown as an error) rather than news.
   public var isProblem: Bool {
     switch self {
     case .deviceWentAway, .cannotPlayNow, .cannotPlay, .cannotRegister, .volumeChangeFailed,
-      .muteFailed, .outputRefused, .engineFault:
+      .muteFailed, .outputRefused, .engineFault, .reconnecting:
       true
     case .interrupted, .pausedForPrompt, .resumed, .interrupterVanished, .tookOver, .outputWentAway,
       .outputWentAwayWhileInterrupted, .playingOn, .handedOver, .queueReplaced, .queueCleared,
-      .undone, .nothingToUndo, .spokenWord, .machineSleeping, .machineWoke:
+      .undone, .nothingToUndo, .spokenWord, .machineSleeping, .machineWoke, .reconnected, .onAir:
       false
     }
   }
@@ -102,6 +108,9 @@ public enum PlayerMessage: Sendable, Equatable, CustomStringConvertible {
     case .nothingToUndo: "nothing to undo"
     case .machineSleeping: "paused: the computer is going to sleep"
     case .machineWoke: "the computer woke up; still paused (play resumes)"
+    case .reconnecting(let why): "the stream dropped (\(why)); reconnecting…"
+    case .reconnected: "reconnected to the stream"
+    case .onAir(let title): "on air: \(title)"
     case .spokenWord(let on, let title):
       on
         ? "'\(title)' is spoken word: a prompt pauses it"

@@ -37,6 +37,10 @@ public struct PlayerSnapshot: Sendable, Equatable {
   public var duration: Double?
   public var isSeekable = false
   public var format: PCMFormat?
+  /// A live stream (internet radio): no length, no seek; a resume connects afresh.
+  public var isLive = false
+  /// The live stream's connection dropped and is being made again: why it dropped.
+  public var reconnecting: String?
 
   /// The queue in the user's order, and the order it plays in.
   public var queue: [QueuedTrack] = []
@@ -122,6 +126,7 @@ public struct PlayerSnapshot: Sendable, Equatable {
     case (.paused, .user), (.paused, nil), (.playing, _), (.stopped, _):
       break
     }
+    if let why = reconnecting, state == .playing { return "Reconnecting… (\(why))" }
     if ducked && state == .playing { return "Quieter — another app is speaking" }
     if silentMode { return "Silent mode is on (music still plays)" }
     return nil

@@ -37,7 +37,7 @@ final class AppSound {
           box.finished()
         case .fault(let what):
           print("\(app): audio engine fault: \(what)")
-        case .nowHearing, .outputStarted, .loaded:
+        case .nowHearing, .outputStarted, .loaded, .streamChanged:
           break
         }
       }
