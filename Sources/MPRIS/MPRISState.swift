@@ -186,7 +186,7 @@ public struct MPRISConfiguration: Sendable {
   /// hark's configuration; every field can be changed.
   public init(
     busAddress: String? = nil, playerName: String = "hark", identity: String = "hark",
-    desktopEntry: String? = "hark", supportedURISchemes: [String] = ["file"],
+    desktopEntry: String? = "hark", supportedURISchemes: [String] = ["file", "http", "https"],
     supportedMIMETypes: [String] = MPRISConfiguration.libsndfileMIMETypes
   ) {
     self.busAddress = busAddress

@@ -2,13 +2,18 @@ import Glibc
 import Platform
 
 /// What the user asked to play, turned into files: folders are walked (sorted, hidden files
-/// skipped), playlists (.m3u, .m3u8) read with paths relative to themselves.
+/// skipped), playlists (.m3u, .m3u8) read with paths relative to themselves; http(s) URLs
+/// (internet radio) are passed on as they are.
 public enum QueueLoader {
   /// The files found, and one line for each argument that could not be used.
   public static func load(_ arguments: [String]) -> (files: [String], problems: [String]) {
     var files: [String] = []
     var problems: [String] = []
     for argument in arguments {
+      if isStreamURL(argument) {
+        files.append(argument)
+        continue
+      }
       // A track of a cue sheet, as a queue names it ("Live.cue#3"), passed on as it is.
       if let reference = CueSheet.Reference(argument), access(reference.sheet, R_OK) == 0 {
         files.append(argument)
@@ -49,6 +54,12 @@ public enum QueueLoader {
       }
     }
     return (files, problems)
+  }
+
+  /// Whether `text` names a stream hark plays (an http or https URL).
+  public static func isStreamURL(_ text: String) -> Bool {
+    let scheme = text.prefix(8).lowercased()
+    return scheme.hasPrefix("http://") || scheme.hasPrefix("https://")
   }
 
   /// What libsndfile reads, in the player's own process.
@@ -198,7 +209,7 @@ public enum QueueLoader {
         if entry.hasPrefix("file://") { entry = String(entry.dropFirst(7)) }
       }
       if entry.isEmpty || entry.hasPrefix("#") { continue }
-      out.append(entry.hasPrefix("/") ? entry : base + "/" + entry)
+      out.append(entry.hasPrefix("/") || isStreamURL(entry) ? entry : base + "/" + entry)
     }
     return out
   }
@@ -219,6 +230,12 @@ public enum QueueLoader {
   /// A title for a file without tags: its name without folder and extension ("Live #3" for
   /// the third track of Live.cue).
   public static func title(fromPath path: String) -> String {
+    if isStreamURL(path) {
+      // "radio.example.org/jazz.mp3": the host and path, without the scheme or a query.
+      let rest = path.drop { $0 != ":" }.dropFirst(3)
+      let shown = rest.prefix { $0 != "?" && $0 != "#" }
+      return String(shown.hasSuffix("/") ? shown.dropLast() : shown)
+    }
     if let reference = CueSheet.Reference(path) {
       return title(fromPath: reference.sheet) + " #\(reference.track)"
     }

@@ -76,7 +76,9 @@ public final class MPRISBridge: Sendable {
       guard let current = current.current, trackID == "\(current.id)" else { return nil }
       return .command(.changePlaybackPosition(seconds: max(0, seconds(position))))
     case .openURI(let uri):
-      guard let path = filePath(fromURI: uri) else { return nil }
+      guard let path = QueueLoader.isStreamURL(uri) ? uri : filePath(fromURI: uri) else {
+        return nil
+      }
       return .action(.add([path], play: true))
     case .setVolume(let v):
       return .action(.setVolume(percent: min(100, max(0, v * 100))))
@@ -110,7 +112,9 @@ public final class MPRISBridge: Sendable {
       MPRISTrack(
         id: "\(t.id)", title: s.title, artists: s.metadata.artist.map { [$0] } ?? [],
         album: s.metadata.album,
-        url: MPRISTrack.fileURL(path: t.path.hasPrefix("/") ? t.path : directory + "/" + t.path),
+        url: QueueLoader.isStreamURL(t.path)
+          ? t.path  // a stream's own URL
+          : MPRISTrack.fileURL(path: t.path.hasPrefix("/") ? t.path : directory + "/" + t.path),
         length: s.duration.map { .milliseconds(Int64(($0 * 1000).rounded())) },
         trackNumber: s.metadata.trackNumber)
     }

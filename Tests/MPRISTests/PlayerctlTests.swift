@@ -179,14 +179,17 @@ import Testing
     }
   }
 
-  @Test func openURIRefusesSchemesOtherThanFile() async throws {
+  @Test func openURIRefusesSchemesOtherThanFileAndHTTP() async throws {
     try await withTestBus { bus in
       let player = try await FakePlayer(bus: bus, state: playingState)
-      let web = bus.call(
-        "org.mpris.MediaPlayer2.Player.OpenUri", "string:https://example.com/a.mp3")
-      #expect(web.stderr.contains("org.freedesktop.DBus.Error.NotSupported"), "\(web)")
+      let ftp = bus.call("org.mpris.MediaPlayer2.Player.OpenUri", "string:ftp://example.com/a.mp3")
+      #expect(ftp.stderr.contains("org.freedesktop.DBus.Error.NotSupported"), "\(ftp)")
       #expect(bus.playerctl("-p", "hark", "open", "FILE:///b.wav").status == 0)
-      #expect(await player.requests(count: 1) == [.openURI("FILE:///b.wav")])
+      #expect(bus.playerctl("-p", "hark", "open", "https://example.com/live.mp3").status == 0)
+      #expect(
+        await player.requests(count: 2) == [
+          .openURI("FILE:///b.wav"), .openURI("https://example.com/live.mp3"),
+        ])
     }
   }
 

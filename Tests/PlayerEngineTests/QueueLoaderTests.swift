@@ -137,6 +137,32 @@ private final class Scratch {
       QueueLoader.load([scratch.path("list.pls")]).files == [scratch.path("a.flac"), "/m/b.ogg"])
   }
 
+  /// Internet radio: a URL on the command line, and playlists naming URLs (a station's .pls,
+  /// an .m3u of stations), are queued as they are, beside files.
+  @Test func streamURLsArePassedOnAsTheyAre() throws {
+    let scratch = try Scratch()
+    try scratch.touch(
+      "radio.pls",
+      contents: "[playlist]\nNumberOfEntries=1\nFile1=http://ice.example:8000/jazz\nTitle1=Jazz\n")
+    try scratch.touch(
+      "stations.m3u",
+      contents: "#EXTM3U\n#EXTINF:-1,Rock\nHTTPS://rock.example/live.aac?x=1\nlocal.flac\n")
+    let (files, problems) = QueueLoader.load([
+      "http://radio.example/stream.mp3", scratch.path("radio.pls"), scratch.path("stations.m3u"),
+    ])
+    #expect(problems.isEmpty, "\(problems)")
+    #expect(
+      files == [
+        "http://radio.example/stream.mp3", "http://ice.example:8000/jazz",
+        "HTTPS://rock.example/live.aac?x=1", scratch.path("local.flac"),
+      ])
+    #expect(QueueLoader.title(fromPath: "http://ice.example:8000/jazz") == "ice.example:8000/jazz")
+    #expect(QueueLoader.title(fromPath: "https://r.example/live.aac?x=1#a") == "r.example/live.aac")
+    #expect(QueueLoader.title(fromPath: "http://r.example/") == "r.example")
+    // Not a URL: a file whose name starts with "http" is a file.
+    #expect(!QueueLoader.isStreamURL("http-notes.mp3") && !QueueLoader.isStreamURL("ftp://x/y"))
+  }
+
   @Test func aFileNamedOnTheCommandLineIsTakenAsIs() throws {
     let scratch = try Scratch()
     try scratch.touch("odd.bin")

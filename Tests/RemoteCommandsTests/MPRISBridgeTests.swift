@@ -76,11 +76,16 @@ import Testing
     #expect(MPRISBridge.translate(.setVolume(0.25), current: s) == .action(.setVolume(percent: 25)))
   }
 
-  @Test func openURIAddsLocalFilesOnly() {
+  @Test func openURIAddsLocalFilesAndStreams() {
     let s = playing
     #expect(
       MPRISBridge.translate(.openURI("file:///m/a%20b.flac"), current: s)
         == .action(.add(["/m/a b.flac"], play: true)))
-    #expect(MPRISBridge.translate(.openURI("http://example.com/x.mp3"), current: s) == nil)
+    // Internet radio: the URL as it is, a stream to play.
+    #expect(
+      MPRISBridge.translate(.openURI("http://example.com/x.mp3"), current: s)
+        == .action(.add(["http://example.com/x.mp3"], play: true)))
+    #expect(MPRISBridge.translate(.openURI("ftp://example.com/x.mp3"), current: s) == nil)
+    #expect(MPRISBridge.translate(.openURI("file://host/x.mp3"), current: s) == nil)
   }
 }

@@ -132,8 +132,10 @@ public enum Folder {
     return slash == p.startIndex ? "/" : String(p[..<slash])
   }
 
-  /// `path` made absolute against the current directory, with "." and ".." resolved by name.
+  /// `path` made absolute against the current directory, with "." and ".." resolved by name;
+  /// a stream's URL as it is.
   public static func absolute(_ path: String) -> String {
+    if QueueLoader.isStreamURL(path) { return path }
     var base: [Substring] = []
     if !path.hasPrefix("/") {
       var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)

@@ -343,6 +343,13 @@ public struct InterfaceState: Sendable {
   /// A bound action, outside overlays and the search prompt.
   public mutating func perform(_ action: UIAction, now: UInt64) -> [InterfaceEffect] {
     let page = max(1, layout.listHeight - 1)
+    if snapshot.isLive,
+      [.seekForward, .seekBackward, .fastForward, .rewind, .goTo].contains(action)
+    {
+      // Refused with its reason (G19), rather than a bare "not possible".
+      say("A live stream cannot seek", style: .warning, now: now)
+      return []
+    }
     switch action {
     case .playPause: return [.send(.togglePlayPause, label: "play/pause")]
     case .play: return [.send(.play, label: "play")]

@@ -232,7 +232,7 @@ public enum Screen {
     let loaded = snap.duration != nil || snap.position > 0
     let position = snap.position(at: now)
     let elapsed = " " + (loaded ? Format.time(position) : "-:--") + " "
-    let total = " " + Format.time(snap.duration) + "   "
+    let total = " " + (snap.isLive ? "live" : Format.time(snap.duration)) + "   "
     let route = snap.route.map { "  \($0.kind.rawValue)" } ?? ""
     // The volume bar shrinks, then the route goes, before the progress bar gets too short.
     var volumeBar = 10

@@ -93,7 +93,7 @@ struct Add: AsyncParsableCommand {
   @Flag(help: "Play them next, after the track playing and what was added to play next.")
   var next = false
 
-  @Argument(help: "Files, folders and .m3u playlists.")
+  @Argument(help: "Files, folders, playlists (.m3u, .pls) and http(s) stream URLs.")
   var paths: [String]
 
   func run() async throws {

@@ -35,7 +35,7 @@ struct Play: AsyncParsableCommand {
     help: "Start another player even when one runs (else they go to the running one, played now).")
   var new = false
 
-  @Argument(help: "Files, folders and .m3u playlists.")
+  @Argument(help: "Files, folders, playlists (.m3u, .pls) and http(s) stream URLs.")
   var paths: [String]
 
   func validate() throws {

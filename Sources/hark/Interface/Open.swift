@@ -22,7 +22,7 @@ struct Open: AsyncParsableCommand {
   @Flag(help: "Start another player even when one runs (else PATHs go to the running one).")
   var new = false
 
-  @Argument(help: "Files, folders and .m3u playlists to queue.")
+  @Argument(help: "Files, folders, playlists (.m3u, .pls) and http(s) stream URLs to queue.")
   var paths: [String] = []
 
   func run() async throws {

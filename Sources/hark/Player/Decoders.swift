@@ -12,6 +12,8 @@ enum Decoders {
   /// it reads; otherwise libsndfile, and FFmpeg's helper when libsndfile does not know the file
   /// (no extension, or a wrong one), with libsndfile's reason kept when neither reads it.
   static func open(_ path: String) throws(DecodeError) -> any AudioDecoder {
+    // Internet radio, and any http(s) stream: FFmpeg's, in its helper.
+    if QueueLoader.isStreamURL(path) { return try FFmpegStream(url: path) }
     // A track of a cue sheet: that stretch of the file the sheet names.
     if let reference = CueSheet.Reference(path) {
       return try CueSheet.open(reference) { file throws(DecodeError) in try openFile(file) }
@@ -36,7 +38,8 @@ enum Decoders {
 
   /// Title, artist, album and length for the library browser, without playing it.
   static func tags(_ path: String) -> (metadata: TrackMetadata, seconds: Double?)? {
-    guard let file = try? open(path) else { return nil }
+    // Not a stream: reading its tags would connect to it.
+    guard !QueueLoader.isStreamURL(path), let file = try? open(path) else { return nil }
     return (file.metadata, file.frameCount.map { file.format.seconds($0) })
   }
 }
