@@ -55,6 +55,9 @@ let package = Package(
     .executableTarget(name: "hark-ffmpeg", dependencies: ["CFFmpeg", "Platform"]),
     // Decoding through the hark-ffmpeg helper: spawns it, reads its frames, kills it on trouble.
     .target(name: "FFmpegDecoder", dependencies: ["AudioCore", "Platform"]),
+    // ReplayGain: the gain tags libsndfile does not expose (FLAC, Ogg, ID3v2, APEv2), the
+    // arithmetic (mode, preamp, clipping), and a decoder that applies the gain.
+    .target(name: "Loudness", dependencies: ["AudioCore"]),
     // Transport, the decode and render threads, and the player's reactions to its session.
     .target(name: "PlayerEngine", dependencies: ["AudioCore", "SessionCore", "Platform"]),
     // The AudioSession client library every hark process uses: where the server is (its paths),
@@ -90,11 +93,13 @@ let package = Package(
       dependencies: [
         "SessionCore", "SessionWire", "SessionClient", "SessionServer", "CHarkSys", "Platform",
         "AudioCore", "PlayerEngine", "ALSAOutput", "JackRoutes", "SndFileDecoder", "FFmpegDecoder",
-        "Settings", "RemoteCommands", "SoundServer", "TerminalUI", "SystemSleep",
+        "Settings", "RemoteCommands", "SoundServer", "TerminalUI", "SystemSleep", "Loudness",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]),
     .testTarget(name: "PlatformTests", dependencies: ["Platform"]),
+    // The gain tags read from files the encoders make at test time, and the arithmetic.
+    .testTarget(name: "LoudnessTests", dependencies: ["Loudness", "AudioCore"]),
     .testTarget(
       name: "SessionCoreTests",
       dependencies: [
@@ -142,7 +147,7 @@ let package = Package(
       name: "FuzzTests",
       dependencies: [
         "SessionWire", "Settings", "PlayerEngine", "TerminalUI", "AudioCore", "SndFileDecoder",
-        "Platform",
+        "Platform", "Loudness",
       ],
       exclude: ["Corpus"]),
     // Prints what JackWatcher reports, a line per event: the fake-card tests run it in a process

@@ -34,6 +34,8 @@ public struct TrackMetadata: Hashable, Sendable {
   public var trackNumber: Int?
   /// The genre tag: "Podcast", "Audiobook" and their kin make a track spoken word.
   public var genre: String?
+  /// The ReplayGain applied as it plays, in dB; nil when none is (off, or no tags).
+  public var replayGain: Double?
 
   public init(
     title: String? = nil, artist: String? = nil, album: String? = nil, trackNumber: Int? = nil,

@@ -42,7 +42,9 @@ struct HelperHeader: Equatable {
       case "codec": codec = value
       case "live": isLive = value == "1"
       case "station": station = value.isEmpty ? nil : value
-      case "title", "artist", "album", "album_artist", "track", "disc", "date", "genre":
+      case "title", "artist", "album", "album_artist", "track", "disc", "date", "genre",
+        "replaygain_track_gain", "replaygain_track_peak", "replaygain_album_gain",
+        "replaygain_album_peak":
         tags[String(parts[0])] = value
       default: continue
       }

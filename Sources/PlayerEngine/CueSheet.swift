@@ -19,11 +19,21 @@ public struct CueSheet: Sendable, Equatable {
     public var performer: String?
     /// INDEX 01, in CD frames (1/75 s) from the start of `file`.
     public var start: Int
+    /// Its REM REPLAYGAIN_* lines, by name in upper case ("REPLAYGAIN_TRACK_GAIN": "-6.5 dB").
+    public var gainTags: [String: String] = [:]
   }
 
   public var title: String?
   public var performer: String?
   public var tracks: [Track]
+  /// The sheet's own REM REPLAYGAIN_* lines (the album's, as EAC and foobar2000 write them).
+  public var gainTags: [String: String] = [:]
+
+  /// The gain tags for track `number`: its own over the sheet's.
+  public func gainTags(ofTrack number: Int) -> [String: String] {
+    let own = tracks.first { $0.number == number }?.gainTags ?? [:]
+    return gainTags.merging(own) { _, track in track }
+  }
 
   /// A queue path naming one track of a sheet: "/music/Live.cue#3".
   public struct Reference: Sendable, Equatable {
@@ -94,8 +104,8 @@ public struct CueSheet: Sendable, Equatable {
     return String(String.UnicodeScalarView(body.map { Unicode.Scalar($0) }))
   }
 
-  /// Parses the commands hark uses (FILE, TRACK, TITLE, PERFORMER, INDEX 01); the rest (REM,
-  /// FLAGS, ISRC, CATALOG...) is skipped. Tracks that are not AUDIO are left out.
+  /// Parses the commands hark uses (FILE, TRACK, TITLE, PERFORMER, INDEX 01, REM REPLAYGAIN_*);
+  /// the rest (other REMs, FLAGS, ISRC, CATALOG...) is skipped. Tracks that are not AUDIO are left out.
   static func parse(_ text: String, folder: String) -> CueSheet? {
     var sheet = CueSheet(title: nil, performer: nil, tracks: [])
     var file: String?
@@ -124,6 +134,10 @@ public struct CueSheet: Sendable, Equatable {
         if current != nil { current?.performer = words[1] } else { sheet.performer = words[1] }
       case "INDEX" where words.count >= 3 && Int(words[1]) == 1:
         if let at = cdFrames(words[2]) { current?.start = at }
+      case "REM" where words.count >= 3 && words[1].uppercased().hasPrefix("REPLAYGAIN_"):
+        let name = words[1].uppercased()
+        let value = words[2...].joined(separator: " ")
+        if current != nil { current?.gainTags[name] = value } else { sheet.gainTags[name] = value }
       default:
         continue
       }

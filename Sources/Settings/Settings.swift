@@ -28,6 +28,12 @@ public struct Settings: Hashable, Sendable {
   /// Folders whose files are spoken word (podcasts, audiobooks): a navigation prompt pauses
   /// them instead of ducking them.
   public var spokenFolders: [String] = []
+  /// ReplayGain: "off", "track" or "album" (the gain tags' own, like the phone's Sound Check).
+  public var replayGain = "off"
+  /// Added to every tagged gain, in dB, −15…15.
+  public var replayGainPreampDecibels = 0.0
+  /// Lower a gain that would make the track's peak clip.
+  public var replayGainPreventClipping = true
 
   public init() {}
 
@@ -93,6 +99,22 @@ public struct Settings: Hashable, Sendable {
           continue
         }
         settings.spokenFolders = folders.map(expandingTilde)
+      case "replaygain":
+        guard case .string(let s) = value, ["off", "track", "album"].contains(s) else {
+          wrongKind("\"off\", \"track\" or \"album\"")
+          continue
+        }
+        settings.replayGain = s
+      case "replaygain_preamp_db":
+        guard let d = value.number else { wrongKind("a number of dB"); continue }
+        guard d >= -15 && d <= 15 else {
+          problem("'replaygain_preamp_db' must be from -15 to 15, not \(value)")
+          continue
+        }
+        settings.replayGainPreampDecibels = d
+      case "replaygain_clip":
+        guard case .boolean(let b) = value else { wrongKind("true or false"); continue }
+        settings.replayGainPreventClipping = b
       case "sound_theme":
         guard case .string(let s) = value, !s.isEmpty, !s.contains("/") else {
           wrongKind("a theme name")

@@ -387,6 +387,12 @@ final class AudioInput {
       ("album_artist", ["album_artist", "album artist", "albumartist"]),
       ("track", ["track", "tracknumber"]), ("disc", ["disc", "discnumber"]),
       ("date", ["date", "year"]), ("genre", ["genre"]),
+      // ReplayGain, as Vorbis comments, APEv2 (WavPack, Monkey's Audio) and iTunes' freeform
+      // atoms name it (FFmpeg's dictionary ignores case).
+      ("replaygain_track_gain", ["replaygain_track_gain"]),
+      ("replaygain_track_peak", ["replaygain_track_peak"]),
+      ("replaygain_album_gain", ["replaygain_album_gain"]),
+      ("replaygain_album_peak", ["replaygain_album_peak"]),
     ]
     var found: [(key: String, value: String)] = []
     for (key, names) in wanted {

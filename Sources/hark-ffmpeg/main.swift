@@ -15,7 +15,8 @@
    seekable 1             whether --start-frame can be used (1 or 0)
    codec aac              FFmpeg's name for the codec
    title …                tags, only those present, newlines replaced by spaces: title,
-                          artist, album, album_artist, track and disc (numbers only), date, genre
+                          artist, album, album_artist, track and disc (numbers only), date, genre,
+                          replaygain_track_gain, _track_peak, _album_gain, _album_peak
 
  then interleaved native-endian Float32 frames at that rate and channel count, from frame N
  (0 without --start-frame) to the end, and exit status 0. The first frame is frame N exactly:

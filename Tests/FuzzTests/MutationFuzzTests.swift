@@ -4,6 +4,7 @@ import Settings
 import Testing
 
 import PlayerEngine
+@testable import Loudness
 @testable import TerminalUI
 
 /// Bounded mutation fuzzing of hark's own parsers (issue 16): the wire codec (both ways), the
@@ -81,6 +82,21 @@ import PlayerEngine
       close(fd)
       let (files, _) = QueueLoader.load([path])
       for f in files where f.contains("\n") { Issue.record("an entry holds a newline: \(f)") }
+    }
+  }
+
+  /// ReplayGain tags read from a file's own bytes (FLAC blocks, Ogg pages, ID3v2 frames, APEv2
+  /// items): every length comes from the file.
+  @Test(.timeLimit(.minutes(5))) func gainTags() {
+    fuzz("gaintags") { bytes in
+      let fields = GainTagReader.fields(in: bytes)
+      for key in fields.keys where !GainTagReader.isGainField(key) {
+        Issue.record("a field that is no gain tag: \(key)")
+      }
+      let tags = ReplayGainTags(tags: fields)
+      for gain in [tags.trackGain, tags.albumGain].compactMap({ $0 }) where abs(gain) > 60 {
+        Issue.record("a gain past ±60 dB: \(gain)")
+      }
     }
   }
 

@@ -63,6 +63,30 @@ import Testing
     #expect(QueueLoader.title(fromPath: path + "#4") == "Live #4")
   }
 
+  /// EAC and foobar2000 write the gains into the sheet: the album's at the top, each track's
+  /// under it; a track's own wins over the album's of the same name.
+  @Test func replayGainRemarksAreReadForTheSheetAndEachTrack() throws {
+    let text = """
+      REM GENRE Rock
+      REM REPLAYGAIN_ALBUM_GAIN -7.89 dB
+      REM REPLAYGAIN_ALBUM_PEAK 0.988525
+      FILE "Live.flac" WAVE
+        TRACK 01 AUDIO
+          REM REPLAYGAIN_TRACK_GAIN -8.12 dB
+          INDEX 01 00:00:00
+        TRACK 02 AUDIO
+          INDEX 01 00:10:00
+      """
+    let sheet = try CueSheet.read(write("Gains.cue", text)).get()
+    #expect(
+      sheet.gainTags(ofTrack: 1) == [
+        "REPLAYGAIN_ALBUM_GAIN": "-7.89 dB", "REPLAYGAIN_ALBUM_PEAK": "0.988525",
+        "REPLAYGAIN_TRACK_GAIN": "-8.12 dB",
+      ])
+    #expect(sheet.gainTags(ofTrack: 2)["REPLAYGAIN_TRACK_GAIN"] == nil)
+    #expect(sheet.gainTags(ofTrack: 2)["REPLAYGAIN_ALBUM_GAIN"] == "-7.89 dB")
+  }
+
   @Test func aLatin1SheetWithABOMlessBodyReadsAndAnEmptyOneSaysSo() throws {
     // "Café" in Latin-1, as many rippers write it.
     var bytes = Array("FILE \"a.wav\" WAVE\n TRACK 01 AUDIO\n  TITLE \"Caf".utf8)

@@ -25,6 +25,9 @@ import Testing
       shuffle = true
       repeat = "all"
       start_view = "queue"
+      replaygain = "album"
+      replaygain_preamp_db = 3.5
+      replaygain_clip = false
 
       [keys]
       play_pause = ["space", "p"]
@@ -41,6 +44,13 @@ import Testing
     #expect(settings.shuffle)
     #expect(settings.repeatMode == "all")
     #expect(settings.startView == "queue")
+    #expect(settings.replayGain == "album")
+    #expect(settings.replayGainPreampDecibels == 3.5)
+    #expect(!settings.replayGainPreventClipping)
+    #expect(Settings().replayGain == "off" && Settings().replayGainPreventClipping)
+    #expect(Settings.parse("replaygain = \"loud\"").1.first?.message.contains("\"album\"") == true)
+    #expect(
+      Settings.parse("replaygain_preamp_db = 20").1.first?.message.contains("-15 to 15") == true)
     #expect(Settings.parse("repeat = \"twice\"").1.first?.message.contains("\"off\"") == true)
     #expect(Settings.parse("keys = \"cmus\"").0.keyPreset == "cmus")
     #expect(Settings.parse("[keys]\npreset = \"cmus\"\nnext = \"n\"").0.keyPreset == "cmus")

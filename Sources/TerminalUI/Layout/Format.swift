@@ -3,6 +3,13 @@ import SessionCore
 
 /// How the views write times, bars and states.
 public enum Format {
+  /// A gain for people: "−6.5 dB", "+2.0 dB", "0.0 dB" (a real minus sign, one decimal).
+  public static func decibels(_ value: Double) -> String {
+    let tenths = Int((abs(value) * 10).rounded())
+    let sign = tenths == 0 ? "" : value < 0 ? "−" : "+"
+    return "\(sign)\(tenths / 10).\(tenths % 10) dB"
+  }
+
   /// 83.4 → "1:23"; 3725 → "1:02:05"; unknown (nil, NaN, infinite) → "--:--".
   public static func time(_ seconds: Double?) -> String {
     guard let seconds, seconds.isFinite else { return "--:--" }

@@ -215,7 +215,10 @@ public enum Screen {
       title = snap.queue.isEmpty ? "Nothing queued" : ""
     }
     let left = " \(Format.stateGlyph(snap.state)) \(Format.state(snap))   \(title)"
-    let right = "shuffle \(snap.shuffle ? "on" : "off") · \(Format.repeatMode(snap.repeatMode)) "
+    // The ReplayGain the track plays at, when one is applied: "RG −6.5 dB · ".
+    let gain = snap.metadata.replayGain.map { "RG \(Format.decibels($0)) · " } ?? ""
+    let right =
+      gain + "shuffle \(snap.shuffle ? "on" : "off") · \(Format.repeatMode(snap.repeatMode)) "
     let rw = TextWidth.of(right)
     if c.columns - rw >= 40 {
       line(c, layout.nowPlayingRow, left, .nowPlaying, width: c.columns - rw)

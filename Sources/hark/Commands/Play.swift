@@ -61,7 +61,7 @@ struct Play: AsyncParsableCommand {
       files: files, device: device ?? settings.device,
       duckDecibels: duck ?? settings.duckLevelDecibels,
       resumeOnReconnect: settings.resumeOnReconnect, spokenFolders: settings.spokenFolders,
-      session: session)
+      replayGain: settings.replayGainSettings, session: session)
     Glibc.exit(await player.run())
   }
 }

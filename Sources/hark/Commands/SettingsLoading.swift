@@ -1,3 +1,4 @@
+import Loudness
 import Settings
 
 /// The config file's settings; each problem in it is one line on stderr, and its default
@@ -9,4 +10,13 @@ func loadSettings() -> Settings {
     FileHandleStderr.write("hark: config '\(path ?? "?")': \(p); using the default\n")
   }
   return settings
+}
+
+extension Settings {
+  /// How the config file says ReplayGain is applied.
+  var replayGainSettings: ReplayGainSettings {
+    ReplayGainSettings(
+      mode: ReplayGainMode(rawValue: replayGain) ?? .off, preampDecibels: replayGainPreampDecibels,
+      preventClipping: replayGainPreventClipping)
+  }
 }

@@ -74,7 +74,8 @@ enum InterfaceLauncher {
     let port = session.map(SessionPort.init)
     var configuration = Player.Configuration(
       engine: .alsa(
-        device: device ?? settings.device, duckDecibels: duck ?? settings.duckLevelDecibels),
+        device: device ?? settings.device, duckDecibels: duck ?? settings.duckLevelDecibels,
+        replayGain: settings.replayGainSettings),
       makeVolume: { Mixer(forDevice: $0) })
     configuration.resumeOnReconnect = settings.resumeOnReconnect
     configuration.spokenFolders = settings.spokenFolders

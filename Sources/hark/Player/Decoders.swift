@@ -1,5 +1,6 @@
 import AudioCore
 import FFmpegDecoder
+import Loudness
 import PlayerEngine
 import SndFileDecoder
 
@@ -11,14 +12,45 @@ enum Decoders {
   /// Opens `path` with the decoder made for its format: FFmpeg's helper for the extensions only
   /// it reads; otherwise libsndfile, and FFmpeg's helper when libsndfile does not know the file
   /// (no extension, or a wrong one), with libsndfile's reason kept when neither reads it.
-  static func open(_ path: String) throws(DecodeError) -> any AudioDecoder {
+  ///
+  /// With `replayGain` on, a track whose file has gain tags plays at that gain (`GainDecoder`);
+  /// streams play as they come.
+  static func open(_ path: String, replayGain: ReplayGainSettings = ReplayGainSettings())
+    throws(DecodeError) -> any AudioDecoder
+  {
     // Internet radio, and any http(s) stream: FFmpeg's, in its helper.
     if QueueLoader.isStreamURL(path) { return try FFmpegStream(url: path) }
     // A track of a cue sheet: that stretch of the file the sheet names.
-    if let reference = CueSheet.Reference(path) {
-      return try CueSheet.open(reference) { file throws(DecodeError) in try openFile(file) }
+    let reference = CueSheet.Reference(path)
+    let decoder: any AudioDecoder
+    if let reference {
+      decoder = try CueSheet.open(reference) { file throws(DecodeError) in try openFile(file) }
+    } else {
+      decoder = try openFile(path)
     }
-    return try openFile(path)
+    guard replayGain.mode != .off else { return decoder }
+    let tags = reference.map(gainTags(of:)) ?? gainTags(of: decoder, path)
+    guard let decibels = replayGain.decibels(for: tags) else { return decoder }
+    return GainDecoder(decoder, decibels: decibels)
+  }
+
+  /// The gain tags of a file: FFmpeg's helper reports them with the other tags; for
+  /// libsndfile's formats hark reads them itself.
+  private static func gainTags(of decoder: any AudioDecoder, _ path: String) -> ReplayGainTags {
+    if let ffmpeg = decoder as? FFmpegFile { return ReplayGainTags(tags: ffmpeg.tags) }
+    return GainTagReader.read(path: path)
+  }
+
+  /// A cue sheet track's: the sheet's REM REPLAYGAIN lines (the track's over the album's),
+  /// else those of the audio file it is cut from.
+  private static func gainTags(of reference: CueSheet.Reference) -> ReplayGainTags {
+    guard case .success(let sheet) = CueSheet.read(reference.sheet) else { return ReplayGainTags() }
+    let own = ReplayGainTags(tags: sheet.gainTags(ofTrack: reference.track))
+    if !own.isEmpty { return own }
+    guard let file = sheet.tracks.first(where: { $0.number == reference.track })?.file else {
+      return ReplayGainTags()
+    }
+    return GainTagReader.read(path: file)
   }
 
   /// Opens the audio file at `path` (no cue sheet track).

@@ -2,6 +2,7 @@ import ALSAOutput
 import AudioCore
 import Dispatch
 import Glibc
+import Loudness
 import PlayerEngine
 import RemoteCommands
 import SessionCore
@@ -21,13 +22,13 @@ final class HeadlessPlayer {
 
   init(
     files: [String], device: String, duckDecibels: Double, resumeOnReconnect: Bool,
-    spokenFolders: [String] = [],
+    spokenFolders: [String] = [], replayGain: ReplayGainSettings = ReplayGainSettings(),
     session: AudioSession?
   ) {
     self.files = files
     port = session.map(SessionPort.init)
     var configuration = Player.Configuration(
-      engine: .alsa(device: device, duckDecibels: duckDecibels),
+      engine: .alsa(device: device, duckDecibels: duckDecibels, replayGain: replayGain),
       makeVolume: { Mixer(forDevice: $0) })
     configuration.resumeOnReconnect = resumeOnReconnect
     configuration.spokenFolders = spokenFolders
@@ -69,7 +70,11 @@ final class HeadlessPlayer {
           let n = (snap.playOrder.firstIndex { $0.id == track.id } ?? 0) + 1
           // Of the queue as it is now: files handed over from elsewhere count.
           let total = snap.playOrder.count
-          say("playing '\(snap.title ?? QueueLoader.title(fromPath: track.path))' (\(n)/\(total))")
+          let title = snap.title ?? QueueLoader.title(fromPath: track.path)
+          // The ReplayGain it plays at, when one is applied.
+          let gain = snap.current == track ? snap.metadata.replayGain : nil
+          let rg = gain.map { ", ReplayGain " + String(format1: $0) + " dB" } ?? ""
+          say("playing '\(title)' (\(n)/\(total)\(rg))")
         case .message(let message):
           say(message.description)
         case .couldNotPlay(_, let line):
@@ -136,10 +141,13 @@ private final class FirstStatus: Sendable {
 
 extension AudioEngine.Configuration {
   /// Files through libsndfile or FFmpeg's helper (`Decoders`), out through ALSA.
-  static func alsa(device: String, duckDecibels: Double) -> Self {
+  /// `replayGain`: how tracks' gain tags are applied as they decode.
+  static func alsa(
+    device: String, duckDecibels: Double, replayGain: ReplayGainSettings = ReplayGainSettings()
+  ) -> Self {
     var c = AudioEngine.Configuration(
       deviceName: device,
-      openDecoder: { path throws(DecodeError) in try Decoders.open(path) },
+      openDecoder: { path throws(DecodeError) in try Decoders.open(path, replayGain: replayGain) },
       openOutput: { name, format in try PlaybackDevice(name: name, format: format) })
     c.duckGain = linearGain(decibels: duckDecibels)
     return c
@@ -164,5 +172,13 @@ func startMPRIS(for player: Player) -> MPRISBridge? {
   do { return try MPRISBridge(player: player) } catch {
     HarkLog.write("no MPRIS: \(error)")
     return nil
+  }
+}
+
+extension String {
+  /// "-6.5", "+2.0": signed, one decimal.
+  init(format1 value: Double) {
+    let tenths = Int((abs(value) * 10).rounded())
+    self = (value < 0 && tenths > 0 ? "-" : "+") + "\(tenths / 10).\(tenths % 10)"
   }
 }
