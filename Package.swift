@@ -57,7 +57,7 @@ let package = Package(
     .target(name: "FFmpegDecoder", dependencies: ["AudioCore", "Platform"]),
     // ReplayGain: the gain tags libsndfile does not expose (FLAC, Ogg, ID3v2, APEv2), the
     // arithmetic (mode, preamp, clipping), and a decoder that applies the gain.
-    .target(name: "Loudness", dependencies: ["AudioCore"]),
+    .target(name: "Loudness", dependencies: ["AudioCore", "Platform"]),
     // Transport, the decode and render threads, and the player's reactions to its session.
     .target(name: "PlayerEngine", dependencies: ["AudioCore", "SessionCore", "Platform"]),
     // The AudioSession client library every hark process uses: where the server is (its paths),

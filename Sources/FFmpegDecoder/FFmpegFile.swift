@@ -159,14 +159,16 @@ public final class FFmpegFile: AudioDecoder {
   /// helper until a writer came, and a device or a socket is no sound file.
   private static func refuseUnplayable(_ path: String) throws(DecodeError) {
     var st = stat()
-    guard stat(path, &st) == 0 else {
+    guard stat(FileName.c(path), &st) == 0 else {
       let reason = errno == ENOENT ? "no such file" : String(cString: strerror(errno)).lowercased()
       throw DecodeError(path: path, reason: reason)
     }
     if let kind = kindName(st.st_mode) {
       throw DecodeError(path: path, reason: "it is \(kind), not a sound file")
     }
-    if access(path, R_OK) != 0 { throw DecodeError(path: path, reason: "permission denied") }
+    if access(FileName.c(path), R_OK) != 0 {
+      throw DecodeError(path: path, reason: "permission denied")
+    }
     if st.st_size == 0 { throw DecodeError(path: path, reason: "the file is empty") }
   }
 

@@ -105,7 +105,9 @@ final class HelperProcess {
       &attributes,
       Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP))
 
-    let argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+    // A file name's bytes as the file system has them (`FileName`), not their escapes' UTF-8.
+    let argv: [UnsafeMutablePointer<CChar>?] =
+      ([executable] + arguments).map { strdup(FileName.c($0)) } + [nil]
     defer { for p in argv { free(p) } }
     var pid: pid_t = 0
     let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)

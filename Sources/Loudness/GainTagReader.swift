@@ -1,3 +1,4 @@
+import Platform
 import Glibc
 
 /// Reads the ReplayGain tags of the files libsndfile plays, which libsndfile does not expose:
@@ -292,7 +293,7 @@ final class FileBytes: ByteSource {
   let size: Int
 
   init?(path: String) {
-    let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+    let fd = open(FileName.c(path), O_RDONLY | O_CLOEXEC | O_NONBLOCK)
     guard fd >= 0 else { return nil }
     var st = stat()
     guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else {

@@ -1,3 +1,4 @@
+import Platform
 /// What the player is doing, in MPRIS's words (the PlaybackStatus property).
 public enum MPRISPlaybackStatus: String, Sendable, Hashable, CaseIterable {
   /// A track is playing.
@@ -53,10 +54,11 @@ public struct MPRISTrack: Sendable, Hashable {
     self.trackNumber = trackNumber
   }
 
-  /// The `file://` URL of an absolute path, percent-encoded as RFC 8089 and xesam:url want.
+  /// The `file://` URL of an absolute path, percent-encoded as RFC 8089 and xesam:url want:
+  /// the file system's bytes (`FileName`), so that a name that is not UTF-8 is named exactly.
   public static func fileURL(path: String) -> String {
     var url = "file://"
-    for byte in path.utf8 {
+    for byte in FileName.bytes(path) {
       switch byte {
       case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
         UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."),

@@ -24,7 +24,7 @@ public func executablePath() -> String? {
 /// and a device or a socket is no sound file.
 public func nonRegularKind(_ path: String) -> String? {
   var st = stat()
-  guard stat(path, &st) == 0 else { return nil }
+  guard stat(FileName.c(path), &st) == 0 else { return nil }
   return kindName(st.st_mode)
 }
 

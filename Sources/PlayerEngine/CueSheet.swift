@@ -1,3 +1,4 @@
+import Platform
 import AudioCore
 import Glibc
 
@@ -61,7 +62,7 @@ public struct CueSheet: Sendable, Equatable {
   /// Reads the sheet at `path`: UTF-8, or Latin-1 when it is not (as many rippers write it).
   /// Nil, with the reason, when it cannot be read or names no track.
   public static func read(_ path: String) -> Result<CueSheet, DecodeError> {
-    guard let f = fopen(path, "r") else {
+    guard let f = fopen(FileName.c(path), "r") else {
       return .failure(
         DecodeError(path: path, reason: String(cString: strerror(errno)).lowercased()))
     }
@@ -88,9 +89,10 @@ public struct CueSheet: Sendable, Equatable {
   /// The audio file a sheet names, or, when it is not there, the one beside it with the same
   /// name and another audio extension (the sheet says "Live.wav"; the rip was made FLAC).
   static func present(_ file: String) -> String {
-    if access(file, F_OK) == 0 { return file }
+    if access(FileName.c(file), F_OK) == 0 { return file }
     let stem = file.lastIndex(of: ".").map { String(file[..<$0]) } ?? file
-    for ext in QueueLoader.audioExtensions.sorted() where access(stem + "." + ext, R_OK) == 0 {
+    for ext in QueueLoader.audioExtensions.sorted()
+    where access(FileName.c(stem + "." + ext), R_OK) == 0 {
       return stem + "." + ext
     }
     return file

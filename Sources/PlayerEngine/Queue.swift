@@ -15,12 +15,14 @@ public enum QueueLoader {
         continue
       }
       // A track of a cue sheet, as a queue names it ("Live.cue#3"), passed on as it is.
-      if let reference = CueSheet.Reference(argument), access(reference.sheet, R_OK) == 0 {
+      if let reference = CueSheet.Reference(argument),
+        access(FileName.c(reference.sheet), R_OK) == 0
+      {
         files.append(argument)
         continue
       }
       var st = stat()
-      guard stat(argument, &st) == 0 else {
+      guard stat(FileName.c(argument), &st) == 0 else {
         problems.append(
           "cannot play '\(argument)': \(String(cString: strerror(errno)).lowercased())")
         continue
@@ -109,7 +111,7 @@ public enum QueueLoader {
   /// Audio files below `directory`, in name order, folders before the files after them.
   static func walk(_ directory: String) -> [String] {
     var st = stat()
-    guard stat(directory, &st) == 0 else { return [] }
+    guard stat(FileName.c(directory), &st) == 0 else { return [] }
     var walked = Walk()
     return walked.files(in: directory, st)
   }
@@ -136,15 +138,16 @@ public enum QueueLoader {
 
     mutating func files(in directory: String, _ st: stat) -> [String] {
       guard visited.insert([UInt64(st.st_dev), UInt64(st.st_ino)]).inserted else { return [] }
-      guard let dir = opendir(directory) else {
+      guard let dir = opendir(FileName.c(directory)) else {
         problems.append(
           "cannot read the folder '\(directory)': \(String(cString: strerror(errno)).lowercased())")
         return []
       }
       var names: [String] = []
       while let entry = readdir(dir) {
+        // Bytes, as the file system has them: a name that is not UTF-8 is kept whole.
         let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-          String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+          FileName.string(Array(raw.prefix { $0 != 0 }))
         }
         if !name.hasPrefix(".") { names.append(name) }
       }
@@ -162,7 +165,7 @@ public enum QueueLoader {
         }
         if cut.contains(path) { continue }
         var st = stat()
-        guard stat(path, &st) == 0 else { continue }
+        guard stat(FileName.c(path), &st) == 0 else { continue }
         switch st.st_mode & S_IFMT {
         case S_IFDIR:
           out += files(in: path, st)
@@ -181,7 +184,7 @@ public enum QueueLoader {
   }
 
   static func readPlaylist(_ path: String, problems: inout [String]) -> [String] {
-    guard let f = fopen(path, "r") else {
+    guard let f = fopen(FileName.c(path), "r") else {
       problems.append(
         "cannot read playlist '\(path)': \(String(cString: strerror(errno)).lowercased())")
       return []
@@ -193,8 +196,8 @@ public enum QueueLoader {
     let pls = fileExtension(path) == "pls"
     var line = [CChar](repeating: 0, count: 4096)
     while fgets(&line, Int32(line.count), f) != nil {
-      var entry = String(
-        decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+      // A line's bytes as they are: a Latin-1 .m3u naming Latin-1 files names them exactly.
+      var entry = FileName.string(line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) })
       // "\r\n" is one Character in Swift: trim by scalars so Windows line endings go too.
       while let last = entry.unicodeScalars.last, last == "\n" || last == "\r" {
         entry.unicodeScalars.removeLast()
@@ -220,7 +223,7 @@ public enum QueueLoader {
     for name in names where fileExtension(name) == "cue" {
       let path = directory.hasSuffix("/") ? directory + name : directory + "/" + name
       guard case .success(let sheet) = CueSheet.read(path),
-        sheet.files.allSatisfy({ access($0, R_OK) == 0 })
+        sheet.files.allSatisfy({ access(FileName.c($0), R_OK) == 0 })
       else { continue }
       sheets[path] = sheet
     }

@@ -153,12 +153,13 @@ public final class MPRISBridge: Sendable {
         bytes.append(b)
       }
     }
-    return String(decoding: bytes, as: UTF8.self)
+    // The bytes a URL names are the file system's: a name that is not UTF-8 stays whole.
+    return FileName.string(bytes)
   }
 }
 
 private func currentDirectory() -> String {
   var buffer = [CChar](repeating: 0, count: 4096)
   guard getcwd(&buffer, buffer.count) != nil else { return "/" }
-  return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+  return FileName.string(buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) })
 }

@@ -34,7 +34,7 @@ public final class SoundFile: AudioDecoder {
       throw DecodeError(path: path, reason: "it is \(kind), not a sound file")
     }
     var info = SF_INFO()
-    guard let first = sf_open(path, Int32(SFM_READ), &info) else {
+    guard let first = sf_open(FileName.c(path), Int32(SFM_READ), &info) else {
       let detail = String(cString: sf_strerror(nil))
       throw DecodeError(path: path, reason: Self.whyNotOpened(path, detail), detail: detail)
     }
@@ -58,7 +58,7 @@ public final class SoundFile: AudioDecoder {
         throw DecodeError(path: path, reason: "no sound in it (empty, or cut short)")
       }
       var again = SF_INFO()
-      guard let reopened = sf_open(path, Int32(SFM_READ), &again) else {
+      guard let reopened = sf_open(FileName.c(path), Int32(SFM_READ), &again) else {
         let detail = String(cString: sf_strerror(nil))
         throw DecodeError(path: path, reason: Self.whyNotOpened(path, detail), detail: detail)
       }
@@ -157,7 +157,7 @@ public final class SoundFile: AudioDecoder {
   /// got to (short of `frame` at the end of what decodes).
   private func decode(toFrame frame: Int) throws(DecodeError) -> sf_count_t {
     var info = SF_INFO()
-    guard let fresh = sf_open(path, Int32(SFM_READ), &info) else {
+    guard let fresh = sf_open(FileName.c(path), Int32(SFM_READ), &info) else {
       throw DecodeError(
         path: path, reason: "cannot seek in it", detail: String(cString: sf_strerror(nil)))
     }
@@ -177,11 +177,11 @@ public final class SoundFile: AudioDecoder {
   /// The user's words for a file libsndfile refused.
   private static func whyNotOpened(_ path: String, _ detail: String) -> String {
     var st = stat()
-    if stat(path, &st) != 0 {
+    if stat(FileName.c(path), &st) != 0 {
       return errno == ENOENT ? "no such file" : String(cString: strerror(errno)).lowercased()
     }
     if (st.st_mode & S_IFMT) == S_IFDIR { return "it is a folder" }
-    if access(path, R_OK) != 0 { return "permission denied" }
+    if access(FileName.c(path), R_OK) != 0 { return "permission denied" }
     if st.st_size == 0 { return "the file is empty" }
     // A readable, non-empty file libsndfile refused: whatever its own words (for a garbage .mp3
     // it says the file "does not exist"), to the user it is not audio it can read.

@@ -58,7 +58,8 @@ final class AudioInput {
     }
     defer { av_dict_free(&options) }
     var context: UnsafeMutablePointer<AVFormatContext>?
-    let rc = avformat_open_input(&context, stream ? path : "file:" + path, nil, &options)
+    let rc = avformat_open_input(
+      &context, FileName.c(stream ? path : "file:" + path), nil, &options)
     guard rc >= 0, let context else {
       if stream { throw Failure(reason: "cannot open the stream", code: rc) }
       throw Failure(reason: whyNotOpened(path), code: rc)
@@ -437,10 +438,10 @@ func refuseOddFiles(_ path: String) throws(Failure) {
 /// The user's words for a file FFmpeg refused.
 func whyNotOpened(_ path: String) -> String {
   var st = stat()
-  if stat(path, &st) != 0 {
+  if stat(FileName.c(path), &st) != 0 {
     return errno == ENOENT ? "no such file" : String(cString: strerror(errno)).lowercased()
   }
-  if access(path, R_OK) != 0 { return "permission denied" }
+  if access(FileName.c(path), R_OK) != 0 { return "permission denied" }
   if st.st_size == 0 { return "the file is empty" }
   // Readable and not empty: whatever FFmpeg's words, to the user it is not audio it can read.
   return "not an audio file FFmpeg can read"

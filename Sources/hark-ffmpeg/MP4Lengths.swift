@@ -1,3 +1,4 @@
+import Platform
 import Glibc
 
 /// The sound track's own length in an MP4 (.m4a), read from its boxes: the track header's
@@ -23,7 +24,7 @@ struct MP4Lengths {
 
   /// The lengths in the file at `path`, or nil.
   static func read(_ path: String) -> MP4Lengths? {
-    guard let f = fopen(path, "rb") else { return nil }
+    guard let f = fopen(FileName.c(path), "rb") else { return nil }
     defer { fclose(f) }
     // The top-level boxes, to find moov (at the start or, often, the end).
     var offset: Int64 = 0

@@ -45,6 +45,7 @@
  PR_SET_PDEATHSIG is not used: it fires when the spawning *thread* exits, which would kill the
  helper of a file opened on a thread that ended before it was played.)
 */
+import Platform
 import CFFmpeg
 import Glibc
 
@@ -116,7 +117,12 @@ func watchLifeline() {
 // quietly (the reader has gone), not leave it decoding into EPIPE.
 signal(SIGPIPE, SIG_DFL)
 
-guard let request = Request(Array(CommandLine.arguments.dropFirst())) else {
+// The arguments as bytes: a file name that is not UTF-8 arrives whole (`FileName`), where
+// CommandLine.arguments would have replaced its bytes.
+let arguments = (1..<Int(CommandLine.argc)).compactMap { i in
+  CommandLine.unsafeArgv[i].map { FileName.string(cString: $0) }
+}
+guard let request = Request(arguments) else {
   fail(
     Failure(reason: "usage: hark-ffmpeg [--start-frame N] [--lifeline] [--stream] [--] FILE|URL"),
     status: 2)

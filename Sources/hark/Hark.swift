@@ -34,12 +34,17 @@ struct Hark: AsyncParsableCommand {
     }
     // 'hark stauts' would open the interface on a path that is not there: a word that is no
     // file and is one or two letters from a command is a mistyped command.
-    if let word = CommandLine.arguments.dropFirst().first, let near = mistypedCommand(word) {
+    // The arguments as bytes: a file name that is not UTF-8 stays whole (`FileName`), where
+    // CommandLine.arguments would have replaced its bytes with U+FFFD and named no file.
+    let arguments = (1..<Int(CommandLine.argc)).compactMap { i in
+      CommandLine.unsafeArgv[i].map { FileName.string(cString: $0) }
+    }
+    if let word = arguments.first, let near = mistypedCommand(word) {
       FileHandleStderr.write("hark: no command or file '\(word)'; did you mean 'hark \(near)'?\n")
       Glibc.exit(2)
     }
     do {
-      var command = try parseAsRoot()
+      var command = try parseAsRoot(arguments)
       if var asyncCommand = command as? AsyncParsableCommand {
         try await asyncCommand.run()
       } else {
@@ -90,7 +95,8 @@ struct Seconds: ExpressibleByArgument, Sendable, CustomStringConvertible {
 /// it is not a command, not an option and not a file or folder that exists.
 func mistypedCommand(_ word: String) -> String? {
   let commands = Hark.configuration.subcommands.map { $0._commandName } + ["help"]
-  guard word.count >= 3, !word.hasPrefix("-"), !commands.contains(word), access(word, F_OK) != 0
+  guard word.count >= 3, !word.hasPrefix("-"), !commands.contains(word),
+    access(FileName.c(word), F_OK) != 0
   else { return nil }
   let scored = commands.map { ($0, editDistance(word.lowercased(), $0)) }
   guard let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= 2, best.1 < word.count / 2 + 1

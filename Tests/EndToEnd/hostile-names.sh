@@ -80,3 +80,24 @@ grep -qF "playing 'after-ogg' (2/4)" "$E2E_DIR/cut.txt" \
 grep -qF "playing 'after-flac' (4/4)" "$E2E_DIR/cut.txt" \
   || fail "the track after the cut FLAC was not announced: $(cat "$E2E_DIR/cut.txt")"
 pass "an Ogg and a FLAC cut short were skipped with their reasons and the track after each was announced: $(grep -F "cut.flac'" "$E2E_DIR/cut.txt")"
+
+# Issue 12: names as the file system has them. A folder and files named in Latin-1 (bytes that
+# are not UTF-8, as an old disk or a zip from Windows has them) play from the folder, from the
+# command line and from a playlist that names them in those bytes, and are shown with those
+# bytes escaped (\xe9), never as U+FFFD, and never as "no such file".
+latin="$E2E_DIR/"$'Bj\xf6rk'
+mkdir -p "$latin"
+sox -n -r 44100 -c 2 "$latin/"$'caf\xe9.wav' synth 0.3 sine 440
+sox -n -r 44100 -c 2 "$latin/"$'J\xf3ga.flac' synth 0.3 sine 550
+printf '%s\n' $'caf\xe9.wav' >"$latin/list.m3u"
+set +e
+hark play --no-ui --device null "$latin" "$latin/"$'J\xf3ga.flac' "$latin/list.m3u" >"$E2E_DIR/latin.txt" 2>&1
+rc=$?
+set -e
+[ $rc -eq 0 ] || fail "Latin-1 names: exit $rc: $(cat -v "$E2E_DIR/latin.txt")"
+grep -qF "playing 'caf\\xe9' (1/4)" "$E2E_DIR/latin.txt" || fail "the folder's Latin-1 file: $(cat -v "$E2E_DIR/latin.txt")"
+grep -qF "playing 'J\\xf3ga' (2/4)" "$E2E_DIR/latin.txt" || fail "the folder's second: $(cat -v "$E2E_DIR/latin.txt")"
+grep -qF "playing 'J\\xf3ga' (3/4)" "$E2E_DIR/latin.txt" || fail "the name as an argument: $(cat -v "$E2E_DIR/latin.txt")"
+grep -qF "playing 'caf\\xe9' (4/4)" "$E2E_DIR/latin.txt" || fail "the name from the playlist: $(cat -v "$E2E_DIR/latin.txt")"
+if grep -q "cannot play\|�" "$E2E_DIR/latin.txt"; then fail "a Latin-1 name was lost: $(cat -v "$E2E_DIR/latin.txt")"; fi
+pass "Latin-1 names play from a folder, as an argument and from a playlist, shown as \\xe9 (4 of 4 played)"

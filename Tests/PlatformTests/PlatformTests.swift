@@ -161,3 +161,62 @@ import Testing
     #expect(size(path + ".1") == nil)
   }
 }
+
+/// File names are bytes (issue 12): a name that is not UTF-8 is kept whole in a String and
+/// turns back into the very bytes, for every sequence of bytes.
+@Suite struct FileNameTests {
+  @Test func aLatin1NameKeepsItsBytes() {
+    let latin1: [UInt8] = Array("caf".utf8) + [0xE9] + Array(".flac".utf8)
+    let name = FileName.string(latin1)
+    #expect(name.unicodeScalars.map(\.value).contains(0xEFE9))
+    #expect(FileName.bytes(name) == latin1)
+    #expect(FileName.c(name) == latin1.map { CChar(bitPattern: $0) } + [0])
+    #expect(FileName.hasRawBytes(name))
+    #expect(name.hasSuffix(".flac"), "the valid part reads as text")
+  }
+
+  @Test func validUTF8IsPlainText() {
+    let name = "Sigur Rós – Hoppípolla 🎵.flac"
+    #expect(FileName.string(Array(name.utf8)) == name)
+    #expect(FileName.bytes(name) == Array(name.utf8))
+    #expect(FileName.c(name) == Array(name.utf8CString))
+    #expect(!FileName.hasRawBytes(name))
+  }
+
+  /// A valid name that itself holds a scalar of the escape block is escaped byte by byte, so
+  /// that no two names give one String.
+  @Test func aNameHoldingTheEscapeBlockItselfStaysExact() {
+    let bytes = Array("x\u{EFE9}y".utf8)  // EE BF A9
+    let name = FileName.string(bytes)
+    #expect(name.unicodeScalars.count == 5)
+    #expect(FileName.bytes(name) == bytes)
+    #expect(FileName.string([0xE9]) != FileName.string(bytes))
+  }
+
+  @Test func overlongSurrogateAndCutSequencesAreEscapedNotDecoded() {
+    for bad: [UInt8] in [
+      [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xE2, 0x82], [0x80],
+      [0xFF, 0xFE],
+    ] {
+      let name = FileName.string(bad)
+      #expect(name.unicodeScalars.count == bad.count, "\(bad)")
+      #expect(FileName.bytes(name) == bad)
+    }
+  }
+
+  @Test func everyByteSequenceRoundTrips() {
+    var rng = SystemRandomNumberGenerator()
+    for _ in 0..<5_000 {
+      let count = Int.random(in: 0...24, using: &rng)
+      // Bytes 1–255 (a name holds no NUL), biased towards the high half.
+      let bytes = (0..<count).map { _ in
+        UInt8.random(in: 1...255, using: &rng) | (Bool.random(using: &rng) ? 0x80 : 0)
+      }
+      let name = FileName.string(bytes)
+      #expect(FileName.bytes(name) == bytes, "\(bytes)")
+      // Through UTF-8 and back, as the queue, the saved state and the wire carry it.
+      let carried = String(decoding: Array(name.utf8), as: UTF8.self)
+      #expect(FileName.bytes(carried) == bytes)
+    }
+  }
+}

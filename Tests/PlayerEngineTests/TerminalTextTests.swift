@@ -1,3 +1,4 @@
+import Platform
 import PlayerEngine
 import Testing
 
@@ -50,5 +51,16 @@ import Testing
     #expect(SearchText.folded("Ёлка 東京") == "ёлка 東京")
     #expect(SearchText.contains("Björk — Jóga", foldedQuery: "bjork"))
     #expect(!SearchText.contains(nil, foldedQuery: "x"))
+  }
+}
+
+/// A file name's bytes that are not UTF-8 (kept by `FileName`) reach a terminal as `\xNN`, not
+/// as private-use characters a terminal would show as boxes.
+@Suite struct RawByteDisplayTests {
+  @Test func rawBytesShowAsHexEscapes() {
+    let name = FileName.string(Array("caf".utf8) + [0xE9, 0xFF] + Array(" 2.flac".utf8))
+    #expect(name.escapingControlCharacters == "caf\\xe9\\xff 2.flac")
+    #expect(
+      QueueLoader.title(fromPath: "/m/" + name).escapingControlCharacters == "caf\\xe9\\xff 2")
   }
 }

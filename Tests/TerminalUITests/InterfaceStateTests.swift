@@ -1,3 +1,4 @@
+import Platform
 import Glibc
 import PlayerEngine
 import SessionCore
@@ -130,6 +131,24 @@ import Testing
     #expect(s.saveName == nil)
     #expect(try press(&s, "w", "x", "esc").isEmpty)
     #expect(s.saveName == nil, "Esc gives up")
+  }
+
+  /// A file whose name is not UTF-8 is written as its bytes and read back as that very file.
+  @Test func aSavedPlaylistKeepsANameThatIsNotUTF8() throws {
+    let home = "/tmp/hark-playlists-raw-\(getpid())"
+    _ = system("rm -rf '\(home)'")
+    defer { _ = system("rm -rf '\(home)'") }
+    let raw = Array(home.utf8) + Array("/caf".utf8) + [0xE9] + Array(".wav".utf8)
+    let name = FileName.string(raw)
+    _ = system("mkdir -p '\(home)'")
+    let fd = open(FileName.c(name), O_WRONLY | O_CREAT, 0o600)
+    try #require(fd >= 0)
+    close(fd)
+    let saved = try Playlists.save([name], as: "raw", in: home).get()
+    let (files, problems) = QueueLoader.load([saved.path])
+    #expect(problems.isEmpty)
+    #expect(files == [name])
+    #expect(access(FileName.c(files[0]), F_OK) == 0, "the name read back names the file")
   }
 
   @Test func aSavedPlaylistIsM3U8AndReadsBackAsTheQueue() throws {

@@ -1,3 +1,4 @@
+import Platform
 import PlayerEngine
 import SessionCore
 import Testing
@@ -15,6 +16,16 @@ import Testing
     #expect(TextWidth.of("🎵") == 2)
     #expect(TextWidth.of("a\u{200B}b") == 2)  // zero width space
     #expect(TextWidth.of("…") == 1)
+  }
+
+  /// What is shown escaped is measured as its escape, so a row around a hostile or a Latin-1
+  /// name keeps its columns (the time column was cut to "0:" by "Bj\xf6rk").
+  @Test func escapedTextIsMeasuredAsShown() {
+    let latin1 = FileName.string(Array("Bj".utf8) + [0xF6] + Array("rk".utf8))
+    #expect(TextWidth.of(latin1) == TextWidth.of(latin1.escapingControlCharacters))
+    #expect(TextWidth.of(latin1) == 8)
+    let hostile = "\u{1B}]0;x\u{07} two\nlines\u{9B}"
+    #expect(TextWidth.of(hostile) == TextWidth.of(hostile.escapingControlCharacters))
   }
 
   @Test func cjkTitlesAreCutToTheColumnWithoutHalfCharacters() {

@@ -1,3 +1,4 @@
+import Platform
 import Glibc
 import PlayerEngine
 import Testing
@@ -62,6 +63,23 @@ import Testing
     try file.save(changed)
     #expect(file.load() == .restored(changed))
     #expect(files(in: folder + "/hark") == ["state.json"])
+  }
+
+  /// Issue 12: a name that is not UTF-8 (Latin-1 "café") comes back as the very bytes.
+  @Test func aNameThatIsNotUTF8RoundTrips() throws {
+    let folder = temporaryFolder()
+    let file = StateFile(path: folder + "/state.json")
+    let latin1 = "/music/" + FileName.string(Array("caf".utf8) + [0xE9] + Array(".flac".utf8))
+    var state = sample
+    state.queue = [latin1, "/music/x.ogg"]
+    try file.save(state)
+    guard case .restored(let back) = file.load() else {
+      Issue.record("not restored: \(file.load())")
+      return
+    }
+    #expect(back.queue == state.queue)
+    #expect(
+      FileName.bytes(back.queue[0]) == Array("/music/caf".utf8) + [0xE9] + Array(".flac".utf8))
   }
 
   /// Issue 16: a kill during a save left `state.json.tmp.<pid>` behind for ever. At start the

@@ -1,14 +1,22 @@
+import Platform
+
 extension String {
   /// The text with every control character shown as an escape (`\n`, `\t`, `\r`, `\x1b`,
   /// `\u{9b}`), for anything from a file (a name, a tag) on its way to a terminal or a line of
   /// output: a title holding `ESC ] 0 ;` would retitle the user's terminal, `ESC [ 2 J` clear
   /// it, and a newline in a name would split one output line in two (issue 16). Backslashes are
-  /// left as they are; printable text, including every script and emoji, is unchanged.
+  /// left as they are; printable text, including every script and emoji, is unchanged. A file
+  /// name's bytes that are not UTF-8 (`FileName`) show as `\xe9`.
   public var escapingControlCharacters: String {
-    guard unicodeScalars.contains(where: \.isControlCharacter) else { return self }
+    guard unicodeScalars.contains(where: { $0.isControlCharacter || FileName.rawByte($0) != nil })
+    else { return self }
     var out = ""
     out.reserveCapacity(utf8.count + 8)
     for scalar in unicodeScalars {
+      if let byte = FileName.rawByte(scalar) {
+        out += "\\x" + String(byte, radix: 16)
+        continue
+      }
       guard scalar.isControlCharacter else {
         out.unicodeScalars.append(scalar)
         continue

@@ -1,3 +1,4 @@
+import Platform
 /// How many terminal cells a character takes, as wcwidth(3) counts them: 0 for combining marks
 /// and other zero-width characters, 2 for East Asian wide and fullwidth characters and emoji,
 /// 1 for the rest. Control characters count 0: `sanitized` replaces them before drawing.
@@ -9,7 +10,13 @@ public enum TextWidth {
   /// The cells `scalar` takes.
   public static func of(_ scalar: Unicode.Scalar) -> Int {
     let v = scalar.value
-    if v < 0x20 || (v >= 0x7F && v < 0xA0) { return 0 }
+    // What reaches the screen for these is their escape (`escapingControlCharacters`): "\n",
+    // "\x1b", "\u{9b}", and a file name's byte that is not UTF-8 as "\xe9". Measured as that, so
+    // that a row laid out around a hostile name keeps its columns.
+    if v == 0x0A || v == 0x09 || v == 0x0D { return 2 }
+    if v < 0x20 || v == 0x7F { return 4 }
+    if v >= 0x80 && v < 0xA0 { return 6 }
+    if FileName.rawByte(scalar) != nil { return 4 }
     if v < 0x300 { return 1 }
     if v == 0x200B || (0x200C...0x200F).contains(v) || (0x2028...0x202E).contains(v)
       || (0x2060...0x2064).contains(v) || v == 0xFEFF || (0xFE00...0xFE0F).contains(v)

@@ -1,3 +1,4 @@
+import Platform
 import Glibc
 import PlayerEngine
 
@@ -54,7 +55,7 @@ public enum Folder {
 
   /// The rows for `path`, with ".." first unless it is "/"; or why it cannot be read.
   public static func list(_ path: String) -> Result<[LibraryEntry], FolderError> {
-    guard let dir = opendir(path) else {
+    guard let dir = opendir(FileName.c(path)) else {
       return .failure(FolderError(path: path, code: errno))
     }
     var folders: [LibraryEntry] = []
@@ -62,7 +63,7 @@ public enum Folder {
     var names: [String] = []
     while let entry = readdir(dir) {
       let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-        String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        FileName.string(Array(raw.prefix { $0 != 0 }))
       }
       if !name.hasPrefix(".") { names.append(name) }
     }
@@ -81,7 +82,7 @@ public enum Folder {
     rewinddir(dir)
     while let entry = readdir(dir) {
       let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-        String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+        FileName.string(Array(raw.prefix { $0 != 0 }))
       }
       if name.hasPrefix(".") { continue }
       let full = join(path, name)
@@ -92,7 +93,7 @@ public enum Folder {
         || Int32(entry.pointee.d_type) == Int32(DT_UNKNOWN)
       {
         var st = stat()
-        guard stat(full, &st) == 0 else { continue }
+        guard stat(FileName.c(full), &st) == 0 else { continue }
         isFolder = (st.st_mode & S_IFMT) == S_IFDIR
       }
       if isFolder {
@@ -140,8 +141,7 @@ public enum Folder {
     if !path.hasPrefix("/") {
       var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
       if getcwd(&buffer, buffer.count) != nil {
-        let cwd = String(
-          decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let cwd = FileName.string(buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) })
         base = cwd.split(separator: "/")
       }
     }

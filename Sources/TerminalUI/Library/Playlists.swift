@@ -33,9 +33,11 @@ public enum Playlists {
     guard let f = fopen(temporary, "w") else {
       return .failure(SaveError(message: "cannot write '\(path)': \(systemReason())"))
     }
-    var text = "#EXTM3U\n"
-    for p in paths { text += p + "\n" }
-    let written = fputs(text, f) >= 0
+    // Each name as the file system has it: one that is not UTF-8 is written as its bytes
+    // (`FileName`), so that the playlist names that very file for hark and every other player.
+    var bytes = Array("#EXTM3U\n".utf8)
+    for p in paths { bytes += FileName.bytes(p) + [0x0A] }
+    let written = fwrite(bytes, 1, bytes.count, f) == bytes.count
     let closed = fclose(f) == 0
     guard written, closed, rename(temporary, path) == 0 else {
       let reason = systemReason()

@@ -29,7 +29,7 @@ enum Assets {
 
 func isDirectory(_ path: String) -> Bool {
   var st = stat()
-  return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
+  return stat(FileName.c(path), &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
 }
 
 /// Runs a program to its end with stdin, stdout and stderr on /dev/null; its exit status, or
