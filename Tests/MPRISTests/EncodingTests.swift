@@ -1,3 +1,4 @@
+import Platform
 import Testing
 
 @testable import MPRIS
@@ -22,6 +23,9 @@ import Testing
     #expect(
       MPRISTrack.fileURL(path: "/music/Björk/#1 100%.ogg")
         == "file:///music/Bj%C3%B6rk/%231%20100%25.ogg")
+    // A Latin-1 name (not UTF-8) is named by its own byte, as the file system has it.
+    let latin1 = FileName.string(Array("/music/Bj".utf8) + [0xF6] + Array("rk.ogg".utf8))
+    #expect(MPRISTrack.fileURL(path: latin1) == "file:///music/Bj%F6rk.ogg")
   }
 
   @Test func durationsBecomeWholeMicroseconds() {

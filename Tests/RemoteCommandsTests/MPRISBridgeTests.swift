@@ -1,6 +1,7 @@
 import MPRIS
 import PlayerEngine
 import SessionCore
+import Platform
 import Testing
 
 @testable import RemoteCommands
@@ -86,6 +87,11 @@ import Testing
       MPRISBridge.translate(.openURI("http://example.com/x.mp3"), current: s)
         == .action(.add(["http://example.com/x.mp3"], play: true)))
     #expect(MPRISBridge.translate(.openURI("ftp://example.com/x.mp3"), current: s) == nil)
+    // A percent-encoded byte that is not UTF-8 names the file whose name has that byte.
+    let latin1 = FileName.string(Array("/m/Bj".utf8) + [0xF6] + Array("rk.ogg".utf8))
+    #expect(
+      MPRISBridge.translate(.openURI("file:///m/Bj%F6rk.ogg"), current: s)
+        == .action(.add([latin1], play: true)))
     #expect(MPRISBridge.translate(.openURI("file://host/x.mp3"), current: s) == nil)
   }
 }
