@@ -28,10 +28,12 @@ HARK_RUNTIME_PACKAGES=(procps pkgconf libasound2-dev libsndfile1-dev libncurses-
 # on a private system bus (sleep.sh: PrepareForSleep and the delay inhibitor). kitty, xvfb and
 # xdotool run the interface in a real kitty on a virtual X server and press its media keys.
 # icecast2 is a real internet radio station on loopback (radio.sh, fed by ffmpeg), and curl
-# sets its titles and reads its status.
+# sets its titles and reads its status. lame, flac, vorbis-tools (oggenc), opus-tools (opusenc)
+# and wavpack make the gapless test's files as people rip them.
 HARK_TEST_PACKAGES=("${HARK_RUNTIME_PACKAGES[@]}" python3 tmux pulseaudio pulseaudio-utils sox gcc
   dbus-daemon dbus-bin playerctl pipewire pipewire-bin wireplumber libpipewire-0.3-modules
-  libspa-0.2-modules ffmpeg python3-dbusmock kitty xvfb xdotool icecast2 curl)
+  libspa-0.2-modules ffmpeg python3-dbusmock kitty xvfb xdotool icecast2 curl
+  lame flac vorbis-tools opus-tools wavpack)
 
 # install_packages NAME...: apt-get update, then apt-get install -y, as root or through sudo.
 install_packages() {

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Issue 12, "Gapless, measured". A continuous sine of 441 Hz, cut sample-exactly into three
 # tracks and encoded as MP3 (with the LAME tag's encoder delay and padding), AAC in .m4a (with
-# its edit list), Ogg Vorbis, Opus (with its pre-skip) and FLAC, is played by hark as one queue
+# its edit list), Ogg Vorbis, Opus (with its pre-skip), FLAC and WavPack (Debian's lame,
+# oggenc, opusenc, flac and wavpack where installed; ffmpeg's encoders else), is played by hark as one queue
 # per format through ALSA's pulse device to a private PulseAudio's null sink, whose monitor is
 # recorded. Across each boundary between two tracks the sine goes on:
 #   - no gap: no silence over 1 ms in it, and it lasts the 4 s it was cut from (within 1 ms);
 #   - no shift: the sine fitted over 240 ms after the boundary is where the one fitted over 240
 #     ms before it says (within half a sample: samples dropped or repeated move it);
 #   - no step: with the sine fitted over 500 ms around the boundary subtracted, the largest
-#     residual within 10 ms of it is below -60 dBFS for FLAC and, for the lossy codecs, no more
+#     residual within 10 ms of it is below -60 dBFS for FLAC and WavPack and, for the lossy codecs, no more
 #     than 3 dB above what ffmpeg's own decode of the same files (trimmed to the lengths cut)
 #     leaves there. Each track of a lossy codec is encoded alone, so the encoder's error is
 #     larger where its track begins or ends than mid-track, however well it is decoded: hark is
@@ -40,14 +41,17 @@ sox "$media/sine.wav" "$media/p2.wav" trim $((11025 + PIECE))s ${PIECE}s
 sox "$media/sine.wav" "$media/p3.wav" trim $((11025 + 2 * PIECE))s ${PIECE}s
 [ "$(soxi -s "$media/p3.wav")" = $PIECE ] || fail "the sine was not cut as meant"
 
-# encoder FORMAT: the encoder this machine has for FORMAT (mp3 m4a ogg opus flac), or nothing.
+# encoder FORMAT: the encoder this machine has for FORMAT (mp3 m4a ogg opus flac wv), or
+# nothing: Debian's own encoders first (lame, oggenc, opusenc, flac, wavpack: what people rip
+# with, and what scripts/packages.sh installs for the tests), else ffmpeg's.
 encoder() {
   case $1 in
     mp3) if command -v lame >/dev/null; then echo lame; elif has_encoder libmp3lame; then echo libmp3lame; fi ;;
     m4a) has_encoder aac && echo aac ;;
-    ogg) if has_encoder libvorbis; then echo libvorbis; elif command -v oggenc >/dev/null; then echo oggenc; fi ;;
-    opus) if has_encoder libopus; then echo libopus; elif command -v opusenc >/dev/null; then echo opusenc; fi ;;
-    flac) echo sox ;;
+    ogg) if command -v oggenc >/dev/null; then echo oggenc; elif has_encoder libvorbis; then echo libvorbis; fi ;;
+    opus) if command -v opusenc >/dev/null; then echo opusenc; elif has_encoder libopus; then echo libopus; fi ;;
+    flac) if command -v flac >/dev/null; then echo flac; else echo sox; fi ;;
+    wv) if command -v wavpack >/dev/null; then echo wavpack; elif has_encoder wavpack; then echo ffwavpack; fi ;;
   esac
   return 0
 }
@@ -63,7 +67,10 @@ encode() {
     oggenc) oggenc --quiet -q 8 -o "$3" "$2" ;;
     libopus) "${ff[@]}" -c:a libopus -b:a 256k "$3" ;;
     opusenc) opusenc --quiet --bitrate 256 "$2" "$3" ;;
+    flac) flac --silent --force -o "$3" "$2" ;;
     sox) sox "$2" "$3" ;;
+    wavpack) wavpack -q -y "$2" -o "$3" ;;
+    ffwavpack) "${ff[@]}" -c:a wavpack "$3" ;;
   esac
 }
 
@@ -109,12 +116,13 @@ play_recorded() {
     'check "$(cat "$E2E_DIR/rec.raw.t0") + $(stat -c %s "$E2E_DIR/rec.raw") / 176400 >= $T2"'
 }
 
-declare -A LABEL=([mp3]="MP3" [m4a]="AAC in .m4a" [ogg]="Ogg Vorbis" [opus]="Opus" [flac]="FLAC")
+declare -A LABEL=([mp3]="MP3" [m4a]="AAC in .m4a" [ogg]="Ogg Vorbis" [opus]="Opus" [flac]="FLAC"
+  [wv]="WavPack")
 declare -A NEEDS=([mp3]="the lame package, or ffmpeg built with libmp3lame"
-  [m4a]="ffmpeg with its aac encoder" [ogg]="ffmpeg built with libvorbis, or vorbis-tools"
-  [opus]="ffmpeg built with libopus, or opus-tools")
+  [m4a]="ffmpeg with its aac encoder" [ogg]="vorbis-tools, or ffmpeg built with libvorbis"
+  [opus]="opus-tools, or ffmpeg built with libopus" [wv]="the wavpack package, or ffmpeg's")
 failed=() measured=()
-for fmt in mp3 m4a ogg opus flac; do
+for fmt in mp3 m4a ogg opus flac wv; do
   enc=$(encoder $fmt)
   if [ -z "$enc" ]; then
     skip "${LABEL[$fmt]} not tested: no encoder for it here (${NEEDS[$fmt]})"
@@ -150,7 +158,7 @@ for fmt in mp3 m4a ogg opus flac; do
     [ "$r" != none ] || { why+=("boundary $b out of the recording"); continue; }
     residuals+=("$r") refs+=("$rr")
     check "abs($step) <= 0.5" || why+=("the sine after boundary $b is shifted by $step samples")
-    if [ $fmt = flac ]; then
+    if [ $fmt = flac ] || [ $fmt = wv ]; then
       check "$r <= -60" || why+=("a step of $r dBFS at boundary $b (limit: -60)")
     else
       check "$r <= $rr + 3" \
@@ -173,7 +181,7 @@ for fmt in mp3 m4a ogg opus flac; do
   measured+=("$fmt")
 done
 # (An error in an expansion ends the loop without ending the script.)
-[ "${measured[*]}" = "mp3 m4a ogg opus flac" ] || fail "only ${measured[*]} were measured"
+[ "${measured[*]}" = "mp3 m4a ogg opus flac wv" ] || fail "only ${measured[*]} were measured"
 
 # --- A change of rate, and of decoder: the device reopens, or not; either way a gap under
 # 50 ms. FLAC at 44.1 kHz (after 0.25 s of silence), 48 kHz, 44.1 kHz, then AAC at 44.1 kHz,

@@ -4,7 +4,8 @@
 # second MP3 with an ID3v2 tag of +3 dB and a peak of 1.0. With replaygain = "track" in the
 # config the first is heard 12 dB below the second, which clipping prevention holds at 0 dB;
 # "album" takes the album's −6 dB; "off" plays both as they are. The sink's volume (the
-# system's, G3) is never touched.
+# system's, G3) is never touched. And a FLAC tagged by metaflac --add-replay-gain is heard at
+# the gain metaflac computed.
 source "$(dirname "$0")/lib.sh"
 start_pulse
 sox -n --comment "REPLAYGAIN_TRACK_GAIN=-12.00 dB" --comment "REPLAYGAIN_ALBUM_GAIN=-6.00 dB" \
@@ -52,3 +53,21 @@ pass "replaygain album: the album's −6 dB is heard ($drop dB)"
 
 [ "$(sink_volume)" = "$volume_before" ] || fail "G3: the sink's volume changed: $volume_before → $(sink_volume)"
 pass "G3: the gain is the tracks' own; the system volume is untouched"
+
+# Tags as a real tagger writes them: metaflac computes a track's ReplayGain itself; the track
+# is heard that many dB from where it is heard with replaygain off.
+sox -n -r 44100 -c 2 "$E2E_DIR/real.flac" synth 3 sine 660 vol 0.5
+metaflac --add-replay-gain "$E2E_DIR/real.flac"
+tagged=$(metaflac --show-tag=REPLAYGAIN_TRACK_GAIN "$E2E_DIR/real.flac" | sed 's/.*=//; s/ dB//')
+measure_real() {
+  printf 'replaygain = "%s"\n' "$1" >"$HOME/.config/hark/config.toml"
+  hark play --no-ui --device pulse "$E2E_DIR/real.flac" | stamp >"$E2E_DIR/real-$1.log"
+  local t
+  t=$(line_time "$E2E_DIR/real-$1.log" "playing 'real'")
+  probe level "$(python3 -c "print($t + 1)")" "$(python3 -c "print($t + 2)")"
+}
+plain=$(measure_real off)
+gained=$(measure_real track)
+moved=$(python3 -c "print(round($gained - $plain, 2))")
+check "abs($moved - ($tagged)) < 0.5" || fail "metaflac's gain is $tagged dB; the track moved $moved dB"
+pass "metaflac's own ReplayGain ($tagged dB) is what is heard ($moved dB)"
