@@ -16,6 +16,7 @@
 /* FFmpeg's error codes are function-like macros (AVERROR, FFERRTAG), which Swift cannot import. */
 static inline int cff_error_eof(void) { return AVERROR_EOF; }
 static inline int cff_error_again(void) { return AVERROR(EAGAIN); }
+static inline int cff_error_invalid_data(void) { return AVERROR_INVALIDDATA; }
 
 /* AV_NOPTS_VALUE is a macro with a cast in it, which Swift does not import. */
 static inline int64_t cff_no_timestamp(void) { return AV_NOPTS_VALUE; }

@@ -24,6 +24,8 @@ final class AudioInput {
   private var holdsFrame = false
   /// av_read_frame reached the end; the decoder is giving up what it still holds.
   private var draining = false
+  /// An http(s) stream: a read that fails is the connection, not a damaged file.
+  private let isStream: Bool
 
   /// Opens `path` and the decoder of its best audio stream. Throws with plain words when it is
   /// not a regular file, not something FFmpeg reads, has no audio, or a codec FFmpeg lacks.
@@ -32,6 +34,7 @@ final class AudioInput {
   /// asking for ICY metadata, with a read timeout, and no local file or other protocol allowed.
   init(path: String, stream: Bool = false) throws(Failure) {
     self.path = path
+    isStream = stream
     if !stream { try refuseOddFiles(path) }
     guard let packet = av_packet_alloc(), let frame = av_frame_alloc() else {
       throw Failure(reason: "out of memory")
@@ -193,6 +196,11 @@ final class AudioInput {
         continue
       }
       if read < 0 {
+        // A stream's read fails when its connection does (reset, timed out): said as such at
+        // once, so that the player reconnects, rather than taken for damage a hundred times.
+        if isStream && read != cff_error_invalid_data() {
+          throw Failure(reason: "the connection dropped", code: read)
+        }
         try tolerate(read, &failures)
         continue
       }

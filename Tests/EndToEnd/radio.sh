@@ -129,3 +129,18 @@ wait_until 5 "playing after the call" 'test "$(playback state)" = playing'
 wait_until 10 "a new connection to the station" 'test "$(listeners)" -gt "$connections"'
 wait_for 10 "the sine heard after the call" sounding 0.5
 pass "G14: the stream paused for a call resumes live after it, on a fresh connection"
+
+# An Ogg Vorbis mount (as the issue's ffmpeg -f ogg feeds it): its titles come in the stream
+# itself, as Vorbis comments. Handed to the running player, which plays it now.
+start ogg_source ffmpeg -nostdin -v error -re -f lavfi -i "sine=f=660:r=44100" -ac 2 \
+  -c:a libvorbis -q:a 4 -content_type application/ogg -ice_name "hark ogg radio" \
+  -metadata title="Ogg Song" -metadata artist="Ogg Band" \
+  -f ogg "icecast://source:hark-source@127.0.0.1:$port/radio.ogg"
+wait_for 10 "the source on /radio.ogg" eval "curl -sf --max-time 2 http://127.0.0.1:$port/status-json.xsl | grep -q /radio.ogg"
+hark play "http://127.0.0.1:$port/radio.ogg" >"$E2E_DIR/handover.log" 2>&1 || fail "handing the Ogg stream over: $(cat "$E2E_DIR/handover.log")"
+wait_until 15 "the Ogg stream's own title" 'test "$(playback title)" = "Ogg Song"'
+[ "$(playback artist)" = "Ogg Band" ] || fail "the Ogg stream's artist: $(playback artist)"
+# What is heard moves from the MP3 mount's 440 Hz to the Ogg mount's 660 Hz.
+wait_until 10 "the Ogg mount's 660 Hz heard" 'check "abs($(probe freq "$(ago 0.5)" "$(now)") - 660) < 5"'
+freq=$(probe freq "$(ago 0.5)" "$(now)")
+pass "an Ogg Vorbis mount handed to the running player plays, titled from its own comments ($freq Hz)"
