@@ -7,6 +7,7 @@ let package = Package(
   products: [
     .executable(name: "hark", targets: ["hark"]),
     .executable(name: "hark-ffmpeg", targets: ["hark-ffmpeg"]),
+    .executable(name: "hark-tags", targets: ["hark-tags"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -55,6 +56,15 @@ let package = Package(
     .executableTarget(name: "hark-ffmpeg", dependencies: ["CFFmpeg", "Platform"]),
     // Decoding through the hark-ffmpeg helper: spawns it, reads its frames, kills it on trouble.
     .target(name: "FFmpegDecoder", dependencies: ["AudioCore", "Platform"]),
+    .systemLibrary(
+      name: "CTagLib", pkgConfig: "taglib_c", providers: [.apt(["libtagc0-dev"])]),
+    .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+    // The tag reader for the library index: TagLib (C++, crash-prone on hostile files) in a
+    // process of its own, so that the player never loads it.
+    .executableTarget(name: "hark-tags", dependencies: ["CTagLib", "Loudness", "Platform"]),
+    // The library index: tags in SQLite under $XDG_CACHE_HOME/hark, scanned incrementally.
+    .target(
+      name: "LibraryIndex", dependencies: ["CSQLite", "Platform", "PlayerEngine", "AudioCore"]),
     // ReplayGain: the gain tags libsndfile does not expose (FLAC, Ogg, ID3v2, APEv2), the
     // arithmetic (mode, preamp, clipping), and a decoder that applies the gain.
     .target(name: "Loudness", dependencies: ["AudioCore", "Platform"]),
@@ -94,12 +104,16 @@ let package = Package(
         "SessionCore", "SessionWire", "SessionClient", "SessionServer", "CHarkSys", "Platform",
         "AudioCore", "PlayerEngine", "ALSAOutput", "JackRoutes", "SndFileDecoder", "FFmpegDecoder",
         "Settings", "RemoteCommands", "SoundServer", "TerminalUI", "SystemSleep", "Loudness",
+        "LibraryIndex",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]),
     .testTarget(name: "PlatformTests", dependencies: ["Platform"]),
     // The gain tags read from files the encoders make at test time, and the arithmetic.
     .testTarget(name: "LoudnessTests", dependencies: ["Loudness", "AudioCore"]),
+    // The index against files made at test time, through the real hark-tags.
+    .testTarget(
+      name: "LibraryIndexTests", dependencies: ["LibraryIndex", "Platform", "PlayerEngine"]),
     .testTarget(
       name: "SessionCoreTests",
       dependencies: [

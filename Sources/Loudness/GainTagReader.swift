@@ -5,7 +5,10 @@ import Glibc
 /// FLAC's Vorbis comments (after an ID3v2 header, if a tagger put one there), Ogg Vorbis and Opus
 /// comment headers (Opus's R128 gains too), MP3's ID3v2 TXXX frames (v2.3 and v2.4), and APEv2
 /// at the end of a file (what mp3gain and foobar2000 write). Only the gain and peak fields are
-/// kept. What the FFmpeg helper decodes has its tags read by FFmpeg (its header carries them).
+/// kept, unless a caller asks for more (`read(path:keep:)`: the library index also takes the
+/// album artist and the disc number, which TagLib's C binding does not give, and whether a
+/// cover picture is embedded: "HAS_COVER"). What the FFmpeg helper decodes has its tags read by
+/// FFmpeg (its header carries them).
 ///
 /// Every length and count comes from the file: each is checked against what is there before it
 /// is used, and a damaged or hostile file gives no tags, never a crash or a long read.
@@ -16,26 +19,40 @@ public enum GainTagReader {
     return ReplayGainTags(tags: fields(file))
   }
 
-  /// The gain fields of a file given whole, for tests.
-  static func fields(in bytes: [UInt8]) -> [String: String] { fields(ArrayBytes(bytes)) }
+  /// The fields `keep` accepts (by name in upper case), from the file at `path`: Vorbis
+  /// comments and APEv2 items by their names, ID3v2 TXXX frames by their descriptions, and
+  /// ID3v2's TPE2 as ALBUMARTIST and TPOS as DISCNUMBER; HAS_COVER "1" when a picture is
+  /// embedded (a FLAC PICTURE block, METADATA_BLOCK_PICTURE, ID3v2 APIC, an APEv2 cover).
+  public static func read(path: String, keep: (String) -> Bool) -> [String: String] {
+    guard let file = FileBytes(path: path) else { return [:] }
+    return fields(file, keep: keep)
+  }
 
-  /// The REPLAYGAIN_* and R128_* fields, by name as written.
-  static func fields(_ source: some ByteSource) -> [String: String] {
+  /// The gain fields of a file given whole, for tests.
+  static func fields(in bytes: [UInt8], keep: (String) -> Bool = isGainField) -> [String: String] {
+    fields(ArrayBytes(bytes), keep: keep)
+  }
+
+  /// The fields `keep` accepts (the REPLAYGAIN_* and R128_* ones unless told), by name in upper
+  /// case.
+  static func fields(_ source: some ByteSource, keep: (String) -> Bool = isGainField)
+    -> [String: String]
+  {
     var found: [String: String] = [:]
     var start = 0
     let magic = source.bytes(at: 0, count: 4)
     if magic.starts(with: Array("ID3".utf8)) {
-      let (frames, end) = id3v2(source)
+      let (frames, end) = id3v2(source, keep: keep)
       found.merge(frames) { a, _ in a }
       start = end
     }
     let next = start == 0 ? magic : source.bytes(at: start, count: 4)
     if next == Array("fLaC".utf8) {
-      found.merge(flac(source, from: start + 4)) { a, _ in a }
+      found.merge(flac(source, from: start + 4, keep: keep)) { a, _ in a }
     } else if next == Array("OggS".utf8) {
-      found.merge(ogg(source, from: start)) { a, _ in a }
+      found.merge(ogg(source, from: start, keep: keep)) { a, _ in a }
     }
-    found.merge(apeV2(source)) { a, _ in a }
+    found.merge(apeV2(source, keep: keep)) { a, _ in a }
     return found
   }
 
@@ -48,7 +65,9 @@ public enum GainTagReader {
   // MARK: Vorbis comments (FLAC, Ogg Vorbis, Opus)
 
   /// "vendor length, vendor, count, (length, NAME=value)…", little-endian.
-  static func vorbisComments(_ b: [UInt8], from start: Int) -> [String: String] {
+  static func vorbisComments(_ b: [UInt8], from start: Int, keep: (String) -> Bool)
+    -> [String: String]
+  {
     var at = start
     guard let vendor = le32(b, at) else { return [:] }
     at += 4 + vendor
@@ -60,17 +79,25 @@ public enum GainTagReader {
       let comment = b[(at + 4)..<(at + 4 + length)]
       at += 4 + length
       guard let eq = comment.firstIndex(of: UInt8(ascii: "=")) else { continue }
-      let name = String(decoding: comment[..<eq], as: UTF8.self)
-      guard isGainField(name) else { continue }
-      found[name.uppercased()] = String(decoding: comment[(eq + 1)...], as: UTF8.self)
+      let name = String(decoding: comment[..<eq], as: UTF8.self).uppercased()
+      if name == "METADATA_BLOCK_PICTURE" {
+        if keep(coverField) { found[coverField] = "1" }
+        continue
+      }
+      let canonical = name == "ALBUM ARTIST" ? "ALBUMARTIST" : name
+      guard keep(canonical) else { continue }
+      found[canonical] = String(decoding: comment[(eq + 1)...], as: UTF8.self)
     }
     return found
   }
 
   /// FLAC's metadata blocks: the VORBIS_COMMENT one (type 4). Large blocks before it (a cover
   /// picture) are skipped, not read.
-  static func flac(_ source: some ByteSource, from start: Int) -> [String: String] {
+  static func flac(_ source: some ByteSource, from start: Int, keep: (String) -> Bool)
+    -> [String: String]
+  {
     var at = start
+    var found: [String: String] = [:]
     for _ in 0..<128 {
       let header = source.bytes(at: at, count: 4)
       guard header.count == 4 else { break }
@@ -78,17 +105,25 @@ public enum GainTagReader {
       let type = header[0] & 0x7F
       let length = Int(header[1]) << 16 | Int(header[2]) << 8 | Int(header[3])
       if type == 4 {
-        return vorbisComments(source.bytes(at: at + 4, count: length), from: 0)
+        let comments = vorbisComments(source.bytes(at: at + 4, count: length), from: 0, keep: keep)
+        found.merge(comments) { a, _ in a }
+      } else if type == 6, keep(coverField) {
+        found[coverField] = "1"  // a PICTURE block
       }
       if isLast || type == 127 { break }
       at += 4 + length
     }
-    return [:]
+    return found
   }
+
+  /// The field that says a picture is embedded ("1").
+  static let coverField = "HAS_COVER"
 
   /// An Ogg stream's second packet (its comment header: Vorbis "\u{3}vorbis", Opus
   /// "OpusTags"), put together from the pages of the first logical stream.
-  static func ogg(_ source: some ByteSource, from start: Int) -> [String: String] {
+  static func ogg(_ source: some ByteSource, from start: Int, keep: (String) -> Bool)
+    -> [String: String]
+  {
     var at = start
     var serial: [UInt8]?
     var packets: [[UInt8]] = []
@@ -120,15 +155,21 @@ public enum GainTagReader {
     }
     guard packets.count == 2 else { return [:] }
     let comment = packets[1]
-    if comment.starts(with: [3] + Array("vorbis".utf8)) { return vorbisComments(comment, from: 7) }
-    if comment.starts(with: Array("OpusTags".utf8)) { return vorbisComments(comment, from: 8) }
+    if comment.starts(with: [3] + Array("vorbis".utf8)) {
+      return vorbisComments(comment, from: 7, keep: keep)
+    }
+    if comment.starts(with: Array("OpusTags".utf8)) {
+      return vorbisComments(comment, from: 8, keep: keep)
+    }
     return [:]
   }
 
   // MARK: ID3v2
 
   /// The TXXX frames of an ID3v2.3 or 2.4 tag at the start, and where the tag ends.
-  static func id3v2(_ source: some ByteSource) -> (fields: [String: String], end: Int) {
+  static func id3v2(_ source: some ByteSource, keep: (String) -> Bool)
+    -> (fields: [String: String], end: Int)
+  {
     let header = source.bytes(at: 0, count: 10)
     guard header.count == 10, let size = syncsafe(Array(header[6..<10])) else { return ([:], 0) }
     let version = header[3]
@@ -156,12 +197,29 @@ public enum GainTagReader {
       else { break }
       let body = Array(tag[(at + 10)..<(at + 10 + length)])
       at += 10 + length
-      guard id.elementsEqual("TXXX".utf8), let (name, value) = userText(body),
-        isGainField(name)
-      else { continue }
-      found[name.uppercased()] = value
+      switch String(decoding: id, as: UTF8.self) {
+      case "TXXX":
+        guard let (name, value) = userText(body), keep(name.uppercased()) else { continue }
+        found[name.uppercased()] = value
+      case "TPE2" where keep("ALBUMARTIST"):
+        found["ALBUMARTIST"] = text(body)
+      case "TPOS" where keep("DISCNUMBER"):
+        found["DISCNUMBER"] = text(body)
+      case "APIC" where keep(coverField):
+        found[coverField] = "1"
+      default:
+        continue
+      }
     }
     return (found, end)
+  }
+
+  /// A text frame's text (its first string), in its encoding.
+  static func text(_ body: [UInt8]) -> String {
+    guard let encoding = body.first else { return "" }
+    var value = decode(Array(body.dropFirst()), encoding)
+    if let nul = value.firstIndex(of: "\0") { value = String(value[..<nul]) }
+    return value
   }
 
   /// A TXXX frame's description and value, in its text encoding.
@@ -225,7 +283,7 @@ public enum GainTagReader {
   // MARK: APEv2
 
   /// An APEv2 tag at the end of the file (before an ID3v1 tag, if there is one).
-  static func apeV2(_ source: some ByteSource) -> [String: String] {
+  static func apeV2(_ source: some ByteSource, keep: (String) -> Bool) -> [String: String] {
     let size = source.size
     for end in [size, size - 128] where end >= 32 {
       let footer = source.bytes(at: end - 32, count: 32)
@@ -244,7 +302,14 @@ public enum GainTagReader {
         let key = String(decoding: items[(at + 8)..<keyEnd], as: UTF8.self)
         let value = String(decoding: items[(keyEnd + 1)..<(keyEnd + 1 + length)], as: UTF8.self)
         at = keyEnd + 1 + length
-        if isGainField(key) { found[key.uppercased()] = value }
+        let name = key.uppercased()
+        let canonical =
+          name == "ALBUM ARTIST" ? "ALBUMARTIST" : name == "DISC" ? "DISCNUMBER" : name
+        if name.hasPrefix("COVER ART") {
+          if keep(coverField) { found[coverField] = "1" }
+        } else if keep(canonical) {
+          found[canonical] = value
+        }
       }
       return found
     }

@@ -108,8 +108,9 @@ public enum QueueLoader {
     ["m3u", "m3u8", "pls"].contains(fileExtension(path))
   }
 
-  /// Audio files below `directory`, in name order, folders before the files after them.
-  static func walk(_ directory: String) -> [String] {
+  /// Audio files below `directory`, in name order, folders before the files after them (cue
+  /// sheets as their tracks): what a folder load queues, and what the library index holds.
+  public static func walk(_ directory: String) -> [String] {
     var st = stat()
     guard stat(FileName.c(directory), &st) == 0 else { return [] }
     var walked = Walk()

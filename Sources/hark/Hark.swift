@@ -17,7 +17,7 @@ struct Hark: AsyncParsableCommand {
     subcommands: [
       Open.self, Play.self, Add.self, Ctl.self, Call.self, Simulate.self, RouteCommand.self,
       Silent.self,
-      Status.self, SessionServerCommand.self,
+      Status.self, LibraryCommand.self, SessionServerCommand.self,
     ],
     // 'hark [--device DEV] [PATH…]' opens the interface.
     defaultSubcommand: Open.self)

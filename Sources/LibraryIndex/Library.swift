@@ -1,0 +1,319 @@
+import Glibc
+import Platform
+import PlayerEngine
+
+/// One track in the index.
+public struct IndexedTrack: Equatable, Sendable {
+  /// The file (or a cue sheet's track, "Live.cue#3").
+  public var path: String
+  public var title: String?
+  public var artist: String?
+  public var albumArtist: String?
+  public var album: String?
+  public var trackNumber: Int?
+  public var disc: Int?
+  public var year: Int?
+  public var genre: String?
+  public var seconds: Double?
+  public var trackGain: Double?
+  public var albumGain: Double?
+  public var hasCover = false
+  /// Why its tags could not be read; it is still listed (by its file name).
+  public var problem: String?
+
+  public init(path: String) { self.path = path }
+}
+
+/// How a scan went.
+public struct ScanReport: Equatable, Sendable {
+  /// Files found under the folder.
+  public var found = 0
+  /// Read afresh: new, or changed since the last scan (size or modification time).
+  public var read = 0
+  /// Gone from the folder since the last scan, and from the index.
+  public var removed = 0
+  /// Read, but their tags could not be: listed by file name.
+  public var unreadable = 0
+}
+
+/// Where a scan is, for a progress line.
+public struct ScanProgress: Sendable {
+  public var done: Int
+  public var total: Int
+  /// Files read so far (the slow part): what the rate and the time left are counted on.
+  public var read: Int
+  public var toRead: Int
+  public var elapsed: Double
+}
+
+/// The library index: every track's tags in an SQLite database (by default
+/// `$XDG_CACHE_HOME/hark/library.sqlite3`), read by TagLib in the hark-tags helper, kept
+/// current by incremental scans (only files whose size or modification time changed are read
+/// again). It is a cache: a damaged or foreign database is set aside (renamed, with a message)
+/// and rebuilt, and nothing in it is the only copy of anything.
+public final class Library {
+  private let database: Database
+  public let path: String
+  /// Said when the database at `path` could not be used and was set aside.
+  public private(set) var setAside: String?
+
+  /// The schema's version (PRAGMA user_version) and an application id ("hark").
+  static let schemaVersion = 1
+  static let applicationID: Int32 = 0x6861_726B
+
+  /// The index's usual place, or nil without a home.
+  public static func defaultPath() -> String? {
+    XDGDirectory.cache.path.map { $0 + "/hark/library.sqlite3" }
+  }
+
+  /// Opens the index at `path` (creating it and its folder); sets aside one that is damaged,
+  /// of another program, or of another schema, and starts afresh.
+  public init(path: String) throws(SQLiteError) {
+    self.path = path
+    if let slash = path.lastIndex(of: "/") { makeDirectories(String(path[..<slash])) }
+    var problem: String?
+    if let db = try? Database(path: path), let why = Self.whyUnusable(db) {
+      problem = why
+    } else if access(FileName.c(path), F_OK) == 0, (try? Database(path: path)) == nil {
+      problem = "it cannot be opened"
+    }
+    if let problem {
+      let aside = path + ".broken-\(time(nil))"
+      rename(FileName.c(path), FileName.c(aside))
+      for suffix in ["-wal", "-shm"] { unlink(FileName.c(path + suffix)) }
+      setAside =
+        "the library index '\(path)' was set aside as '\(aside)' (\(problem)); rebuilding it"
+    }
+    database = try Database(path: path)
+    try database.execute(
+      """
+      PRAGMA journal_mode = WAL;
+      PRAGMA synchronous = NORMAL;
+      PRAGMA application_id = \(Self.applicationID);
+      CREATE TABLE IF NOT EXISTS tracks (
+        path TEXT PRIMARY KEY NOT NULL, size INTEGER NOT NULL, mtime INTEGER NOT NULL,
+        title TEXT, artist TEXT, album_artist TEXT, album TEXT, track INTEGER, disc INTEGER,
+        year INTEGER, genre TEXT, seconds REAL, track_gain REAL, album_gain REAL,
+        cover INTEGER NOT NULL DEFAULT 0, problem TEXT, folded TEXT NOT NULL DEFAULT ''
+      );
+      CREATE INDEX IF NOT EXISTS tracks_by_artist ON tracks (artist, album, disc, track);
+      PRAGMA user_version = \(Self.schemaVersion);
+      """)
+  }
+
+  /// Why an existing database will not do; nil when it will (or is new and empty).
+  static func whyUnusable(_ db: Database) -> String? {
+    guard let check = try? db.scalar("PRAGMA quick_check") else { return "it is not a database" }
+    guard check == "ok" else { return "it is damaged: \(check)" }
+    let version = (try? db.scalar("PRAGMA user_version")).flatMap { Int($0 ?? "") } ?? 0
+    let id = (try? db.scalar("PRAGMA application_id")).flatMap { Int32($0 ?? "") } ?? 0
+    let tables =
+      (try? db.scalar("SELECT count(*) FROM sqlite_master")).flatMap { Int($0 ?? "") } ?? 0
+    if tables == 0 && version == 0 && id == 0 { return nil }  // new
+    if id != applicationID { return "it is not hark's" }
+    if version != schemaVersion { return "it is of another version (\(version))" }
+    return nil
+  }
+
+  // MARK: Scanning
+
+  /// Brings the index of `folder` up to date: new and changed files read (through
+  /// `tagHelper`, hark-tags), files gone removed. `progress` is called now and then.
+  public func scan(
+    _ folder: String, tagHelper: String? = nil,
+    progress: (ScanProgress) -> Void = { _ in }
+  ) throws(SQLiteError) -> ScanReport {
+    // A helper that dies mid-write must not take the scanner with it.
+    signal(SIGPIPE, SIG_IGN)
+    let root = folder.count > 1 && folder.hasSuffix("/") ? String(folder.dropLast()) : folder
+    let started = monotonicNanoseconds()
+    var report = ScanReport()
+    let files = QueueLoader.walk(root)
+    report.found = files.count
+    // What the index holds under the folder: path → (size, mtime).
+    var known: [String: (Int, Int)] = [:]
+    let existing = try database.prepare(
+      "SELECT path, size, mtime FROM tracks WHERE path = ?1 OR substr(path, 1, ?2) = ?3")
+    try existing.bind([.text(root), .integer((root + "/").unicodeScalars.count), .text(root + "/")])
+    while try existing.step() {
+      if let p = existing.text(0) {
+        known[p] = (existing.integer(1) ?? -1, existing.integer(2) ?? -1)
+      }
+    }
+    // What to read: new or changed.
+    var toRead: [(String, Int, Int)] = []
+    var sheets: [String: CueSheet] = [:]
+    for file in files {
+      let stamp = Self.stamp(of: CueSheet.Reference(file)?.sheet ?? file)
+      if let k = known[file], k == stamp { continue }
+      toRead.append((file, stamp.0, stamp.1))
+    }
+    let gone = Set(known.keys).subtracting(files)
+    let helper = TagHelper(executable: tagHelper ?? TagHelper.installed() ?? "hark-tags")
+    let upsert = try database.prepare(
+      """
+      INSERT OR REPLACE INTO tracks (path, size, mtime, title, artist, album_artist, album,
+        track, disc, year, genre, seconds, track_gain, album_gain, cover, problem, folded)
+      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)
+      """)
+    let delete = try database.prepare("DELETE FROM tracks WHERE path = ?1")
+    try database.execute("BEGIN")
+    for path in gone {
+      try delete.run([.text(path)])
+      report.removed += 1
+    }
+    var lastSaid = started
+    for (i, (path, size, mtime)) in toRead.enumerated() {
+      let track = read(path, helper: helper, sheets: &sheets)
+      if track.problem != nil { report.unreadable += 1 }
+      try upsert.run(Self.values(track, size: size, mtime: mtime))
+      report.read += 1
+      // A commit now and then: an interrupted scan keeps what it read.
+      if i % 500 == 499 { try database.execute("COMMIT; BEGIN") }
+      let now = monotonicNanoseconds()
+      if now - lastSaid > 200_000_000 {
+        lastSaid = now
+        progress(
+          ScanProgress(
+            done: files.count - toRead.count + i + 1, total: files.count, read: i + 1,
+            toRead: toRead.count, elapsed: Double(now - started) / 1e9))
+      }
+    }
+    try database.execute("COMMIT")
+    helper.stop()
+    progress(
+      ScanProgress(
+        done: files.count, total: files.count, read: toRead.count, toRead: toRead.count,
+        elapsed: Double(monotonicNanoseconds() - started) / 1e9))
+    return report
+  }
+
+  /// A file's size and modification time (ns), or (-1, -1) when it cannot be stat'ed.
+  static func stamp(of path: String) -> (Int, Int) {
+    var st = stat()
+    guard stat(FileName.c(path), &st) == 0 else { return (-1, -1) }
+    return (Int(st.st_size), Int(st.st_mtim.tv_sec) * 1_000_000_000 + Int(st.st_mtim.tv_nsec))
+  }
+
+  /// The tags of `path`: a cue sheet's track from its sheet, a file through hark-tags.
+  private func read(_ path: String, helper: TagHelper, sheets: inout [String: CueSheet])
+    -> IndexedTrack
+  {
+    var track = IndexedTrack(path: path)
+    if let reference = CueSheet.Reference(path) {
+      if sheets[reference.sheet] == nil, case .success(let s) = CueSheet.read(reference.sheet) {
+        sheets[reference.sheet] = s
+      }
+      guard let sheet = sheets[reference.sheet],
+        let t = sheet.tracks.first(where: { $0.number == reference.track })
+      else {
+        track.problem = "its cue sheet cannot be read"
+        return track
+      }
+      track.title = t.title
+      track.artist = t.performer ?? sheet.performer
+      track.albumArtist = sheet.performer
+      track.album = sheet.title
+      track.trackNumber = t.number
+      return track
+    }
+    let record = helper.read(path)
+    let f = record.fields
+    track.problem = record.problem
+    track.title = f["title"]
+    track.artist = f["artist"]
+    track.albumArtist = f["albumartist"]
+    track.album = f["album"]
+    track.trackNumber = f["track"].flatMap { Int($0) }
+    track.disc = f["disc"].flatMap { Int($0) }
+    track.year = f["year"].flatMap { Int($0) }
+    track.genre = f["genre"]
+    track.seconds = f["seconds"].flatMap { Double($0) }
+    track.trackGain = f["trackgain"].flatMap { Double($0) }
+    track.albumGain = f["albumgain"].flatMap { Double($0) }
+    track.hasCover = f["cover"] == "1"
+    return track
+  }
+
+  static func values(_ t: IndexedTrack, size: Int, mtime: Int) -> [Statement.Value?] {
+    let name = QueueLoader.title(fromPath: t.path)
+    let searchable =
+      [t.title ?? name, t.artist, t.albumArtist, t.album, t.genre, name]
+      .compactMap { $0 }.joined(separator: " ") + (t.year.map { " \($0)" } ?? "")
+    return [
+      .text(t.path), .integer(size), .integer(mtime), t.title.map { .text($0) },
+      t.artist.map { .text($0) }, t.albumArtist.map { .text($0) }, t.album.map { .text($0) },
+      t.trackNumber.map { .integer($0) }, t.disc.map { .integer($0) }, t.year.map { .integer($0) },
+      t.genre.map { .text($0) }, t.seconds.map { .real($0) }, t.trackGain.map { .real($0) },
+      t.albumGain.map { .real($0) }, .integer(t.hasCover ? 1 : 0), t.problem.map { .text($0) },
+      .text(SearchText.folded(searchable)),
+    ]
+  }
+
+  // MARK: Reading
+
+  /// How many tracks the index holds.
+  public func count() throws(SQLiteError) -> Int {
+    Int(try database.scalar("SELECT count(*) FROM tracks") ?? "0") ?? 0
+  }
+
+  /// The tracks whose title, artist, album artist, album, genre, file name or year hold every
+  /// word of `query`, case and diacritics folded ("zoe" finds "Zoë"); by artist, album, disc,
+  /// track. At most `limit`.
+  public func search(_ query: String, limit: Int = 500) throws(SQLiteError) -> [IndexedTrack] {
+    let words = SearchText.folded(query).split(separator: " ").map(String.init)
+    var sql = "SELECT * FROM tracks"
+    var values: [Statement.Value?] = []
+    for (i, word) in words.enumerated() {
+      sql += (i == 0 ? " WHERE" : " AND") + " folded LIKE ?\(i + 1) ESCAPE '\\'"
+      let escaped = word.replacingEvery(["\\": "\\\\", "%": "\\%", "_": "\\_"])
+      values.append(.text("%" + escaped + "%"))
+    }
+    sql += " ORDER BY coalesce(album_artist, artist), album, disc, track, path LIMIT \(limit)"
+    return try tracks(sql, values)
+  }
+
+  /// Every track under `folder`, in the order `search` gives.
+  public func tracks(under folder: String) throws(SQLiteError) -> [IndexedTrack] {
+    let root = folder.hasSuffix("/") ? folder : folder + "/"
+    return try tracks(
+      // substr counts characters (code points), as unicodeScalars does.
+      "SELECT * FROM tracks WHERE substr(path, 1, ?1) = ?2"
+        + " ORDER BY coalesce(album_artist, artist), album, disc, track, path",
+      [.integer(root.unicodeScalars.count), .text(root)])
+  }
+
+  private func tracks(_ sql: String, _ values: [Statement.Value?]) throws(SQLiteError)
+    -> [IndexedTrack]
+  {
+    let s = try database.prepare(sql)
+    try s.bind(values)
+    var out: [IndexedTrack] = []
+    while try s.step() {
+      var t = IndexedTrack(path: s.text(0) ?? "")
+      t.title = s.text(3)
+      t.artist = s.text(4)
+      t.albumArtist = s.text(5)
+      t.album = s.text(6)
+      t.trackNumber = s.integer(7)
+      t.disc = s.integer(8)
+      t.year = s.integer(9)
+      t.genre = s.text(10)
+      t.seconds = s.real(11)
+      t.trackGain = s.real(12)
+      t.albumGain = s.real(13)
+      t.hasCover = s.integer(14) == 1
+      t.problem = s.text(15)
+      out.append(t)
+    }
+    return out
+  }
+}
+
+extension String {
+  fileprivate func replacingEvery(_ table: [Character: String]) -> String {
+    var out = ""
+    for c in self { out += table[c] ?? String(c) }
+    return out
+  }
+}

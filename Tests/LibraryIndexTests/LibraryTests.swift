@@ -1,0 +1,136 @@
+import Glibc
+import Platform
+import PlayerEngine
+import Testing
+
+@testable import LibraryIndex
+
+/// The library index on files made at test time by ffmpeg, read through the real hark-tags
+/// (built next to the test bundle): what a scan reads, what a rescan reads again (only what
+/// changed), files deleted and renamed, a damaged or foreign database set aside and rebuilt,
+/// a tag reader that crashes on one file, and search with case and diacritics folded.
+@Suite(.timeLimit(.minutes(2))) final class LibraryTests {
+  let folder: String = {
+    var template = Array("/tmp/hark-library-tests.XXXXXX".utf8CString)
+    return template.withUnsafeMutableBufferPointer {
+      $0.baseAddress.flatMap { mkdtemp($0) }.map { String(cString: $0) } ?? "/tmp"
+    }
+  }()
+  var music: String { folder + "/music" }
+  var index: String { folder + "/cache/hark/library.sqlite3" }
+
+  deinit { _ = system("rm -rf '\(folder)'") }
+
+  /// A second of sine at `name` under the music folder, with `tags`.
+  func make(_ name: String, _ tags: [String: String], codec: String = "flac") throws {
+    let path = music + "/" + name
+    _ = system("mkdir -p \"$(dirname '\(path)')\"")
+    var command = "ffmpeg -nostdin -v error -y -f lavfi -i sine=d=1 -c:a \(codec)"
+    for (k, v) in tags.sorted(by: { $0.key < $1.key }) { command += " -metadata '\(k)=\(v)'" }
+    try #require(system(command + " '\(path)'") == 0, "ffmpeg could not make \(name)")
+  }
+
+  func makeLibrary() throws -> Library {
+    try make(
+      "Sigur Rós/1999 Ágætis byrjun/01 Svefn.flac",
+      [
+        "title": "Svefn-g-englar", "artist": "Sigur Rós", "album": "Ágætis byrjun", "date": "1999",
+        "track": "1", "genre": "Post-rock",
+      ])
+    try make(
+      "Zoë/Songs/03 Song 3.mp3",
+      [
+        "title": "Song 3", "artist": "Zoë", "album": "Songs", "album_artist": "Zoë Keating",
+        "track": "3", "disc": "2/2",
+      ], codec: "libmp3lame")
+    try make("Misc/100% Pure.m4a", ["title": "100% Pure", "artist": "Under_score"], codec: "aac")
+    return try Library(path: index)
+  }
+
+  @Test func aScanReadsEveryFileAndARescanOnlyWhatChanged() throws {
+    let library = try makeLibrary()
+    #expect(library.setAside == nil)
+    let first = try library.scan(music)
+    #expect(first == ScanReport(found: 3, read: 3, removed: 0, unreadable: 0))
+    #expect(try library.count() == 3)
+    let song = try #require(try library.search("song 3").first)
+    #expect(song.title == "Song 3" && song.artist == "Zoë" && song.albumArtist == "Zoë Keating")
+    #expect(song.trackNumber == 3 && song.disc == 2 && song.album == "Songs")
+    #expect(song.seconds == 1)
+    let svefn = try #require(try library.search("svefn").first)
+    #expect(svefn.year == 1999 && svefn.genre == "Post-rock")
+
+    #expect(try library.scan(music) == ScanReport(found: 3, read: 0, removed: 0, unreadable: 0))
+
+    // Changed (retagged), deleted, renamed.
+    try make("Sigur Rós/1999 Ágætis byrjun/01 Svefn.flac", ["title": "Svefn (remaster)"])
+    unlink(music + "/Misc/100% Pure.m4a")
+    rename(music + "/Zoë/Songs/03 Song 3.mp3", music + "/Zoë/Songs/03 Song Three.mp3")
+    let rescan = try library.scan(music)
+    #expect(rescan == ScanReport(found: 2, read: 2, removed: 2, unreadable: 0))
+    #expect(try library.search("remaster").map(\.title) == ["Svefn (remaster)"])
+    #expect(try library.search("pure").isEmpty)
+    #expect(try library.search("song three").count == 1, "found by its new file name")
+  }
+
+  @Test func searchFoldsCaseAndDiacriticsAndTakesEveryWord() throws {
+    let library = try makeLibrary()
+    _ = try library.scan(music)
+    #expect(try library.search("zoe").map(\.artist) == ["Zoë"])
+    #expect(try library.search("SIGUR ROS").map(\.title) == ["Svefn-g-englar"])
+    #expect(try library.search("agaetis 1999").count == 1)
+    #expect(try library.search("sigur songs").isEmpty, "every word must match")
+    #expect(try library.search("100%").map(\.title) == ["100% Pure"], "% is a character")
+    #expect(try library.search("under_").count == 1)
+    #expect(try library.search("under%").isEmpty)
+    #expect(try library.search("").count == 3)
+    #expect(try library.tracks(under: music + "/Zoë").map(\.title) == ["Song 3"])
+    // A folder whose name is not ASCII, scanned on its own: nothing read again, nothing lost.
+    #expect(try library.scan(music + "/Zoë") == ScanReport(found: 1, read: 0, removed: 0))
+    #expect(try library.count() == 3)
+  }
+
+  @Test func aDamagedOrForeignIndexIsSetAsideAndRebuilt() throws {
+    _ = try makeLibrary()
+    _ = system("mkdir -p \"$(dirname '\(index)')\" && head -c 8192 /dev/urandom > '\(index)'")
+    let rebuilt = try Library(path: index)
+    let said = try #require(rebuilt.setAside)
+    #expect(said.contains("was set aside as"), "\(said)")
+    #expect(try rebuilt.scan(music).read == 3)
+    _ = system("ls '\(index)'.broken-* > /dev/null")
+    // Another program's database in its place: set aside, not written into.
+    let other = folder + "/other.sqlite3"
+    _ = system(
+      "sqlite3 '\(other)' 'CREATE TABLE notes (x TEXT); INSERT INTO notes VALUES (1);' 2>/dev/null")
+    if access(other, F_OK) == 0 {
+      let again = try Library(path: other)
+      #expect(again.setAside?.contains("it is not hark's") == true, "\(again.setAside ?? "")")
+    }
+  }
+
+  /// A tag reader that dies on one file: that file is kept with the reason, the rest are read.
+  @Test func aTagReaderCrashingOnAFileCostsOnlyThatFile() throws {
+    try make("a.flac", ["title": "A"])
+    try make("crash.flac", ["title": "C"])
+    try make("z.flac", ["title": "Z"])
+    let script = folder + "/fake-tags"
+    let text = """
+      #!/bin/bash
+      while IFS= read -r -d '' p; do
+        case "$p" in *crash*) kill -SEGV $$ ;; esac
+        printf 'ok\\ntitle\\t%s\\n\\n' "${p##*/}"
+      done
+      """
+    let fd = open(script, O_WRONLY | O_CREAT | O_TRUNC, 0o755)
+    _ = text.withCString { write(fd, $0, strlen($0)) }
+    close(fd)
+    let library = try Library(path: index)
+    let report = try library.scan(music, tagHelper: script)
+    #expect(report == ScanReport(found: 3, read: 3, removed: 0, unreadable: 1))
+    let all = try library.search("")
+    #expect(all.count == 3)
+    let crashed = try #require(all.first { $0.path.hasSuffix("crash.flac") })
+    #expect(crashed.problem == "the tag reader crashed on it")
+    #expect(all.filter { $0.problem == nil }.count == 2)
+  }
+}
