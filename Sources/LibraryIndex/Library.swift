@@ -283,6 +283,89 @@ public final class Library {
       [.integer(root.unicodeScalars.count), .text(root)])
   }
 
+  // MARK: Browsing (artists, albums, genres)
+
+  /// An album as the views list it.
+  public struct Album: Equatable, Sendable {
+    /// The album artist, else the artist; nil when the tags name neither.
+    public var artist: String?
+    public var title: String?
+    /// The earliest year of its tracks.
+    public var year: Int?
+    public var tracks: Int
+  }
+
+  /// The album artists (else artists) under `root`, A–Z without case, with their track counts.
+  public func artists(under root: String) throws(SQLiteError) -> [(name: String?, tracks: Int)] {
+    let s = try database.prepare(
+      "SELECT coalesce(album_artist, artist) AS a, count(*) FROM tracks WHERE \(Self.under)"
+        + " GROUP BY a ORDER BY a IS NULL, a COLLATE NOCASE")
+    try s.bind(Self.underValues(root))
+    var out: [(String?, Int)] = []
+    while try s.step() { out.append((s.text(0), s.integer(1) ?? 0)) }
+    return out
+  }
+
+  /// Albums under `root`: of one artist (by year), of one genre, or all (A–Z).
+  public func albums(
+    under root: String, artist: String?? = nil, genre: String?? = nil
+  ) throws(SQLiteError) -> [Album] {
+    var sql =
+      "SELECT coalesce(album_artist, artist) AS a, album, min(year), count(*) FROM tracks"
+      + " WHERE \(Self.under)"
+    var values = Self.underValues(root)
+    if let artist {
+      sql += " AND coalesce(album_artist, artist) IS ?3"
+      values.append(artist.map { .text($0) })
+    }
+    if let genre {
+      sql += " AND genre IS ?\(values.count + 1)"
+      values.append(genre.map { .text($0) })
+    }
+    sql += " GROUP BY a, album"
+    sql +=
+      artist != nil
+      ? " ORDER BY min(year) IS NULL, min(year), album COLLATE NOCASE"
+      : " ORDER BY album IS NULL, album COLLATE NOCASE, a COLLATE NOCASE"
+    let s = try database.prepare(sql)
+    try s.bind(values)
+    var out: [Album] = []
+    while try s.step() {
+      out.append(
+        Album(artist: s.text(0), title: s.text(1), year: s.integer(2), tracks: s.integer(3) ?? 0))
+    }
+    return out
+  }
+
+  /// The genres under `root`, A–Z, with their track counts.
+  public func genres(under root: String) throws(SQLiteError) -> [(name: String?, tracks: Int)] {
+    let s = try database.prepare(
+      "SELECT genre, count(*) FROM tracks WHERE \(Self.under)"
+        + " GROUP BY genre ORDER BY genre IS NULL, genre COLLATE NOCASE")
+    try s.bind(Self.underValues(root))
+    var out: [(String?, Int)] = []
+    while try s.step() { out.append((s.text(0), s.integer(1) ?? 0)) }
+    return out
+  }
+
+  /// One album's tracks, by disc and track number.
+  public func tracks(under root: String, artist: String?, album: String?) throws(SQLiteError)
+    -> [IndexedTrack]
+  {
+    try tracks(
+      "SELECT * FROM tracks WHERE \(Self.under) AND coalesce(album_artist, artist) IS ?3"
+        + " AND album IS ?4 ORDER BY disc, track, path",
+      Self.underValues(root) + [artist.map { .text($0) }, album.map { .text($0) }])
+  }
+
+  /// Paths under a folder: ?1 its length with the slash, in characters; ?2 it with the slash.
+  private static let under = "substr(path, 1, ?1) = ?2"
+
+  private static func underValues(_ root: String) -> [Statement.Value?] {
+    let slashed = root.hasSuffix("/") ? root : root + "/"
+    return [.integer(slashed.unicodeScalars.count), .text(slashed)]
+  }
+
   private func tracks(_ sql: String, _ values: [Statement.Value?]) throws(SQLiteError)
     -> [IndexedTrack]
   {

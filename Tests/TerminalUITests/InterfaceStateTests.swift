@@ -133,6 +133,43 @@ import Testing
     #expect(s.saveName == nil, "Esc gives up")
   }
 
+  /// With the tag index, `/` in the library searches all of it: each keystroke asks the owner,
+  /// whose answer becomes the rows while that filter stands; Enter plays from the one chosen.
+  @Test func theFilterSearchesTheWholeLibraryWhenTheIndexIsReady() throws {
+    var s = makeState()
+    #expect(try press(&s, "/", "z").isEmpty, "without the index the filter filters the folder")
+    _ = try press(&s, "esc")
+    s.indexReady = true
+    #expect(try press(&s, "/", "z", "o") == [.searchLibrary("z"), .searchLibrary("zo")])
+    let found = [
+      LibraryEntry(kind: .file, name: "Zoë 1", path: "/elsewhere/z1.flac"),
+      LibraryEntry(kind: .file, name: "Zoë 2", path: "/elsewhere/z2.flac"),
+    ]
+    s.showSearch("z", IndexListing(rows: [found[0]]))  // an answer to an older filter
+    #expect(s.libraryRows.isEmpty, "rows for 'z' are not rows for 'zo'")
+    s.showSearch(
+      "zo", IndexListing(rows: found, tags: ["/elsewhere/z2.flac": TrackInfo(title: "Zoë 2")]))
+    #expect(s.libraryRows == found)
+    #expect(s.tags["/elsewhere/z2.flac"]?.title == "Zoë 2")
+    #expect(try press(&s, "enter", "down", "enter") == [.replaceQueue(found.map(\.path), start: 1)])
+    _ = try press(&s, "/", "esc")
+    #expect(s.libraryRows == Self.rows, "Esc gives the folder back")
+  }
+
+  /// An index view's ".." (and the parent key) goes back where it was opened from.
+  @Test func anIndexViewGoesBackWhereItCameFrom() throws {
+    var s = makeState()
+    let album = IndexView.album(artist: "Zoë", title: nil)
+    #expect(IndexView(path: album.path) == album)
+    #expect(IndexView(path: IndexView.artist(nil).path) == .artist(nil))
+    #expect(IndexView(path: "/music/hark:index/artists") == nil)
+    #expect(album.title == "Zoë › Unknown album")
+    s.showFolder(
+      album.path,
+      .success([LibraryEntry(kind: .parent, name: "..", path: IndexView.albums.path)]), now: 0)
+    #expect(try press(&s, "backspace") == [.openFolder(IndexView.albums.path)])
+  }
+
   /// A file whose name is not UTF-8 is written as its bytes and read back as that very file.
   @Test func aSavedPlaylistKeepsANameThatIsNotUTF8() throws {
     let home = "/tmp/hark-playlists-raw-\(getpid())"

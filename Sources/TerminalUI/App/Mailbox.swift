@@ -14,6 +14,8 @@ struct Inbox: Sendable {
   var answers: [(String, CommandStatus)] = []
   /// Lines for the status line.
   var messages: [String] = []
+  /// The tag index has been brought up to date.
+  var indexUpdated = false
 }
 
 /// Where the player's observer, the background worker and the request forwarder leave things

@@ -42,6 +42,8 @@ public final class TerminalInterface: @unchecked Sendable {
     public var logPath: String?
     /// The view shown first (the config's start_view).
     public var startView: ViewKind = .library
+    /// The tag index (artists, albums, genres, search across the library); nil: folders only.
+    public var index: IndexAccess?
 
     public init(libraryFolder: String) { self.libraryFolder = libraryFolder }
   }
@@ -114,6 +116,8 @@ private final class InterfaceLoop {
   private var exitStatus: Int32?
   private var savedStderr: Int32 = -1
   private var askedForProtocol = false
+  /// Where each index view was opened from: its ".." goes back there.
+  private var cameFrom: [String: String] = [:]
 
   typealias Configuration = TerminalInterface.Configuration
 
@@ -161,6 +165,19 @@ private final class InterfaceLoop {
     let now = monotonicNanoseconds()
     state.layout = Layout(rows: terminal.rows, columns: terminal.columns)
     state.update(player.snapshot)
+    if let index = configuration.index {
+      // What an earlier scan indexed is there at once; this run's scan brings it up to date
+      // on a thread of its own, saying how it goes on the status line.
+      state.indexReady = index.browse(.artists).map { !$0.rows.isEmpty } ?? false
+      let mailbox = self.mailbox
+      startThread(named: "hark-index") {
+        let last = index.scan { line in mailbox.post { $0.messages.append(line) } }
+        mailbox.post { inbox in
+          inbox.messages.append(last)
+          inbox.indexUpdated = true
+        }
+      }
+    }
     open(configuration.libraryFolder, now: now)
     requestQueueTags()
     let startup = configuration.startupMessages
@@ -360,6 +377,21 @@ private final class InterfaceLoop {
     if let outputs = mail.outputs { state.showOutputs(outputs) }
     for (label, status) in mail.answers { state.commandAnswered(label, status, now: now) }
     for line in mail.messages { state.say(line, now: now) }
+    if mail.indexUpdated, let index = configuration.index {
+      state.indexReady = index.browse(.artists).map { !$0.rows.isEmpty } ?? false
+      // The music folder shows the ways into the index now, an index view its new rows.
+      if state.folder == configuration.libraryFolder || IndexView(path: state.folder) != nil {
+        refresh(now: now)
+      }
+    }
+  }
+
+  /// Reads the library's folder (or index view) again, keeping the selection where it was.
+  private func refresh(now: UInt64) {
+    let position = state.libraryPosition
+    open(state.folder, now: now, keepingParent: true)
+    state.libraryPosition = position
+    state.clampPositions()
   }
 
   private func handle(_ event: InputEvent, _ terminal: CursesTerminal, now: UInt64) {
@@ -383,6 +415,8 @@ private final class InterfaceLoop {
     case .playPlaylist(let playlist): worker?.submit(.playPlaylist(playlist))
     case .saveQueue(let name): worker?.submit(.save(state.snapshot.queue.map(\.path), name: name))
     case .openFolder(let folder): open(folder, now: now)
+    case .searchLibrary(let query):
+      if let listing = configuration.index?.search(query) { state.showSearch(query, listing) }
     case .listOutputs: worker?.submit(.outputs)
     case .simulateCall:
       let line = configuration.simulateCall()
@@ -395,12 +429,39 @@ private final class InterfaceLoop {
     }
   }
 
-  private func open(_ folder: String, now: UInt64) {
-    let listing = Folder.list(folder)
+  private func open(_ folder: String, now: UInt64, keepingParent: Bool = false) {
+    if let view = IndexView(path: folder) {
+      openIndexView(view, now: now, keepingParent: keepingParent)
+      return
+    }
+    var listing = Folder.list(folder)
+    // The music folder leads into the index's views too, once it has something in it.
+    if folder == configuration.libraryFolder, state.indexReady, case .success(var rows) = listing {
+      let at = rows.first?.kind == .parent ? 1 : 0
+      rows.insert(contentsOf: IndexView.entrances, at: at)
+      listing = .success(rows)
+    }
     state.showFolder(folder, listing, now: now)
     if case .success(let rows) = listing {
       requestTags(rows.filter { $0.kind == .file }.map(\.path))
     }
+  }
+
+  private func openIndexView(_ view: IndexView, now: UInt64, keepingParent: Bool) {
+    let path = view.path
+    // ".." leads back where the view was opened from (the music folder, the artists, the
+    // albums A–Z, a genre); going back up keeps what it was.
+    let goingUp = cameFrom[state.folder] == path
+    if !keepingParent, !goingUp, state.folder != path { cameFrom[path] = state.folder }
+    guard let listing = configuration.index?.browse(view) else {
+      state.showFolder(
+        path, .failure(FolderError(path: view.title, code: EIO)), now: now)
+      return
+    }
+    let up = cameFrom[path] ?? configuration.libraryFolder
+    let rows = [LibraryEntry(kind: .parent, name: "..", path: up)] + listing.rows
+    state.tags.merge(listing.tags) { _, new in new }
+    state.showFolder(path, .success(rows), now: now)
   }
 
   private func requestQueueTags() { requestTags(state.snapshot.queue.map(\.path)) }

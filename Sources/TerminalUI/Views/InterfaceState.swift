@@ -73,6 +73,8 @@ public enum InterfaceEffect: Equatable, Sendable {
   case saveQueue(name: String)
   /// Show this folder in the library (the owner reads it and calls `showFolder`).
   case openFolder(String)
+  /// Search the whole library's index for this (the owner calls `showSearch`).
+  case searchLibrary(String)
   /// List the outputs for the route picker (off the UI thread; `showOutputs` when done).
   case listOutputs
   case simulateCall
@@ -99,6 +101,11 @@ public struct InterfaceState: Sendable {
   public var libraryFilter = ""
   /// Tags and lengths read so far, by path.
   public var tags: [String: TrackInfo] = [:]
+  /// The tag index can be searched: `/` in the library searches all of it, not only the
+  /// folder shown.
+  public var indexReady = false
+  /// The index's answer to the library's filter, when it has come for the filter now typed.
+  public private(set) var searchResults: (query: String, rows: [LibraryEntry])?
 
   // The queue.
   public var queuePosition = ListPosition()
@@ -128,6 +135,8 @@ public struct InterfaceState: Sendable {
   /// The library rows the filter lets through.
   public var libraryRows: [LibraryEntry] {
     guard !libraryFilter.isEmpty else { return entries }
+    // The whole library, when the index has answered for this very filter.
+    if let found = searchResults, found.query == libraryFilter { return found.rows }
     return entries.filter { $0.kind != .parent && matches($0.path, name: $0.name, libraryFilter) }
   }
 
@@ -173,6 +182,13 @@ public struct InterfaceState: Sendable {
   }
 
   // MARK: Events from the owner
+
+  /// The index answered a search: its tracks are the library's rows while that filter stands.
+  public mutating func showSearch(_ query: String, _ listing: IndexListing) {
+    searchResults = (query, listing.rows)
+    tags.merge(listing.tags) { _, new in new }
+    clampPositions()
+  }
 
   /// A folder was read: its rows, or why not.
   public mutating func showFolder(
@@ -438,6 +454,10 @@ public struct InterfaceState: Sendable {
     case .bottom: moveSelection(by: rowCount)
     case .parentFolder:
       guard view == .library, folder != "/" else { return [] }
+      // An index view goes back where it was opened from (its ".." row).
+      if let up = entries.first(where: { $0.kind == .parent }), IndexView(path: folder) != nil {
+        return [.openFolder(up.path)]
+      }
       return [.openFolder(Folder.parent(of: folder))]
     case .help:
       overlay = .help(top: 0)
@@ -609,6 +629,12 @@ public struct InterfaceState: Sendable {
       break
     }
     clampPositions()
+    // As you type, the whole library (the index), not only the folder shown.
+    if view == .library, indexReady, !libraryFilter.isEmpty,
+      searchResults?.query != libraryFilter
+    {
+      return [.searchLibrary(libraryFilter)]
+    }
     return []
   }
 

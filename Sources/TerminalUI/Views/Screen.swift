@@ -71,7 +71,7 @@ public enum Screen {
     tab(" \(s.firstKey(.queueView)) Queue (\(s.snapshot.queue.count)) ", s.view == .queue)
     let right: String
     switch s.view {
-    case .library: right = s.folder
+    case .library: right = IndexView(path: s.folder)?.title ?? s.folder
     case .queue:
       let known = s.snapshot.queue.compactMap { s.tags[$0.path]?.duration }
       right = known.isEmpty ? "" : "\(Format.time(known.reduce(0, +))) in all"

@@ -117,6 +117,9 @@ enum InterfaceLauncher {
     }
     let logPath = StatePaths.log()
     ui.simulateCall = { SimulatedCall.start(logPath: logPath) }
+    // Artists, albums and genres from the tag index, and search across the whole library;
+    // the index of the library's folder is brought up to date in the background.
+    ui.index = indexAccess(root: libraryFolder)
     ui.stateFile = stateFile
     ui.stateFileIsDamaged = stateDamaged
     ui.logPath = logPath

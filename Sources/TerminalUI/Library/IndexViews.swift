@@ -1,0 +1,116 @@
+/// The library's views over the tag index (artists → albums → tracks, albums A–Z, genres),
+/// and search across the whole library. The index itself (SQLite, TagLib) is the owner's: the
+/// interface reaches it through `IndexAccess`, and names its views with paths of their own,
+/// which the library browses like folders: "hark:index/artists", "hark:index/artist/NAME",
+/// "hark:index/album/ARTIST␟ALBUM", "hark:index/albums", "hark:index/genres",
+/// "hark:index/genre/NAME". A tag the files do not have is "␞" in a path.
+public enum IndexView: Hashable, Sendable {
+  case artists
+  case albums
+  case genres
+  /// One artist's albums, by year.
+  case artist(String?)
+  /// One album's tracks, by disc and track.
+  case album(artist: String?, title: String?)
+  /// One genre's albums.
+  case genre(String?)
+
+  static let prefix = "hark:index/"
+  private static let none = "\u{1E}"
+  private static let separator: Character = "\u{1F}"
+
+  /// The view `path` names, or nil for a folder.
+  public init?(path: String) {
+    guard path.hasPrefix(Self.prefix) else { return nil }
+    let rest = path.dropFirst(Self.prefix.count)
+    func value(_ s: Substring) -> String? { s == Self.none ? nil : String(s) }
+    switch rest {
+    case "artists": self = .artists
+    case "albums": self = .albums
+    case "genres": self = .genres
+    default:
+      if rest.hasPrefix("artist/") {
+        self = .artist(value(rest.dropFirst("artist/".count)))
+      } else if rest.hasPrefix("genre/") {
+        self = .genre(value(rest.dropFirst("genre/".count)))
+      } else if rest.hasPrefix("album/") {
+        let both = rest.dropFirst("album/".count)
+        guard let cut = both.firstIndex(of: Self.separator) else { return nil }
+        self = .album(artist: value(both[..<cut]), title: value(both[both.index(after: cut)...]))
+      } else {
+        return nil
+      }
+    }
+  }
+
+  public var path: String {
+    func part(_ s: String?) -> String { s ?? Self.none }
+    switch self {
+    case .artists: return Self.prefix + "artists"
+    case .albums: return Self.prefix + "albums"
+    case .genres: return Self.prefix + "genres"
+    case .artist(let a): return Self.prefix + "artist/" + part(a)
+    case .genre(let g): return Self.prefix + "genre/" + part(g)
+    case .album(let a, let t):
+      return Self.prefix + "album/" + part(a) + String(Self.separator) + part(t)
+    }
+  }
+
+  /// What the header shows for it.
+  public var title: String {
+    switch self {
+    case .artists: return "Artists"
+    case .albums: return "Albums"
+    case .genres: return "Genres"
+    case .artist(let a): return "Artists › " + (a ?? Self.unknownArtist)
+    case .genre(let g): return "Genres › " + (g ?? Self.unknownGenre)
+    case .album(let a, let t):
+      return (a ?? Self.unknownArtist) + " › " + (t ?? Self.unknownAlbum)
+    }
+  }
+
+  public static let unknownArtist = "Unknown artist"
+  public static let unknownAlbum = "Unknown album"
+  public static let unknownGenre = "No genre"
+
+  /// The rows that lead into the index views from the music folder.
+  public static let entrances: [LibraryEntry] = [
+    LibraryEntry(kind: .folder, name: "Artists", path: IndexView.artists.path),
+    LibraryEntry(kind: .folder, name: "Albums", path: IndexView.albums.path),
+    LibraryEntry(kind: .folder, name: "Genres", path: IndexView.genres.path),
+  ]
+}
+
+/// An index view's rows (folders for artists and albums, files for tracks), and the tags of
+/// its tracks (so that nothing has to be read from the files to show them).
+public struct IndexListing: Sendable {
+  public var rows: [LibraryEntry]
+  public var tags: [String: TrackInfo]
+
+  public init(rows: [LibraryEntry], tags: [String: TrackInfo] = [:]) {
+    self.rows = rows
+    self.tags = tags
+  }
+}
+
+/// How the interface reaches the owner's tag index. Each is called on the thread named.
+public struct IndexAccess: Sendable {
+  /// UI thread: a view's rows; nil when the index cannot be read.
+  public var browse: @Sendable (IndexView) -> IndexListing?
+  /// UI thread: the tracks matching every word of a query, by any field, case and accents
+  /// folded; nil when the index cannot be read.
+  public var search: @Sendable (String) -> IndexListing?
+  /// A thread of its own: brings the index of the music folder up to date, saying how it goes
+  /// (each line for the status line); returns the last line.
+  public var scan: @Sendable (_ progress: @escaping @Sendable (String) -> Void) -> String
+
+  public init(
+    browse: @escaping @Sendable (IndexView) -> IndexListing?,
+    search: @escaping @Sendable (String) -> IndexListing?,
+    scan: @escaping @Sendable (_ progress: @escaping @Sendable (String) -> Void) -> String
+  ) {
+    self.browse = browse
+    self.search = search
+    self.scan = scan
+  }
+}

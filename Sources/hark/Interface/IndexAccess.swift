@@ -1,0 +1,122 @@
+import LibraryIndex
+import PlayerEngine
+import Synchronization
+import TerminalUI
+
+/// The interface's way into the tag index of `root` (the folder its library opened on): views
+/// and search read through one connection, on the UI thread; the scan writes through its own,
+/// on a thread of its own (SQLite's WAL lets them go on together). Nil without a home folder.
+func indexAccess(root: String) -> IndexAccess? {
+  guard let path = Library.defaultPath() else { return nil }
+  let reader = IndexReader(path: path, root: root)
+  return IndexAccess(
+    browse: { reader.browse($0) },
+    search: { reader.search($0) },
+    scan: { progress in
+      do {
+        let library = try Library(path: path)
+        if let aside = library.setAside { progress(aside.capitalisedFirst) }
+        let report = try library.scan(root) { p in
+          guard p.toRead > 0, p.read < p.toRead else { return }
+          var line = "Indexing the library: \(p.read) of \(p.toRead) files read"
+          if p.elapsed > 0, p.read > 0 {
+            let rate = Double(p.read) / p.elapsed
+            line += ", about \(formatTime(Double(p.toRead - p.read) / rate)) left"
+          }
+          progress(line)
+        }
+        var last = "Library indexed: \(report.found) tracks"
+        if report.read > 0 || report.removed > 0 {
+          last += " (\(report.read) read, \(report.removed) gone)"
+        }
+        return last
+      } catch {
+        return "Cannot index the library: \(error)"
+      }
+    })
+}
+
+/// The index, read from the UI thread; opened on first use. (The lock keeps it to one thread
+/// at a time: the connection is SQLite's, opened without its own mutex.)
+private final class IndexReader: @unchecked Sendable {
+  private let lock = Mutex(())
+  private var library: Library?
+  private let path: String
+  private let root: String
+
+  init(path: String, root: String) {
+    self.path = path
+    self.root = root
+  }
+
+  private func withLibrary<T>(_ body: (Library) throws(SQLiteError) -> T) -> T? {
+    lock.withLock { _ -> T? in
+      if library == nil { library = try? Library(path: path) }
+      guard let open = library else { return nil }
+      do { return try body(open) } catch { return nil }
+    }
+  }
+
+  func browse(_ view: IndexView) -> IndexListing? {
+    withLibrary { library throws(SQLiteError) -> IndexListing in
+      switch view {
+      case .artists:
+        return IndexListing(
+          rows: try library.artists(under: root).map {
+            LibraryEntry(
+              kind: .folder, name: $0.name ?? IndexView.unknownArtist,
+              path: IndexView.artist($0.name).path)
+          })
+      case .genres:
+        return IndexListing(
+          rows: try library.genres(under: root).map {
+            LibraryEntry(
+              kind: .folder, name: $0.name ?? IndexView.unknownGenre,
+              path: IndexView.genre($0.name).path)
+          })
+      case .albums:
+        return albumRows(try library.albums(under: root), withArtist: true)
+      case .artist(let artist):
+        return albumRows(try library.albums(under: root, artist: .some(artist)), withArtist: false)
+      case .genre(let genre):
+        return albumRows(try library.albums(under: root, genre: .some(genre)), withArtist: true)
+      case .album(let artist, let title):
+        return trackRows(try library.tracks(under: root, artist: artist, album: title))
+      }
+    }
+  }
+
+  func search(_ query: String) -> IndexListing? {
+    withLibrary { library throws(SQLiteError) -> IndexListing in
+      trackRows(try library.search(query).filter { $0.path.hasPrefix(rootSlash) })
+    }
+  }
+
+  private var rootSlash: String { root.hasSuffix("/") ? root : root + "/" }
+
+  /// "1999  Ágætis byrjun", and "— Sigur Rós" where the list has many artists.
+  private func albumRows(_ albums: [Library.Album], withArtist: Bool) -> IndexListing {
+    IndexListing(
+      rows: albums.map { a in
+        var name = (a.year.map { "\($0)  " } ?? "") + (a.title ?? IndexView.unknownAlbum)
+        if withArtist { name += " — " + (a.artist ?? IndexView.unknownArtist) }
+        return LibraryEntry(
+          kind: .folder, name: name, path: IndexView.album(artist: a.artist, title: a.title).path)
+      })
+  }
+
+  private func trackRows(_ tracks: [IndexedTrack]) -> IndexListing {
+    var tags: [String: TrackInfo] = [:]
+    let rows = tracks.map { t -> LibraryEntry in
+      let title = t.title ?? QueueLoader.title(fromPath: t.path)
+      tags[t.path] = TrackInfo(title: title, artist: t.artist, album: t.album, duration: t.seconds)
+      let number = t.trackNumber.map { $0 < 10 ? "0\($0) " : "\($0) " } ?? ""
+      return LibraryEntry(kind: .file, name: number + title, path: t.path)
+    }
+    return IndexListing(rows: rows, tags: tags)
+  }
+}
+
+extension String {
+  fileprivate var capitalisedFirst: String { prefix(1).uppercased() + dropFirst() }
+}

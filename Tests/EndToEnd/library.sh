@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# The library index (issue 13), as a user meets it: a generated library of tagged FLAC, MP3
+# and M4A files (3 artists × 2 albums × 3 tracks, nested Artist/Album folders) indexed with
+# `hark library scan` (read by TagLib in hark-tags); a rescan reads nothing; one changed file
+# is all a rescan reads; `hark library search` folds case and accents. Then the real interface
+# in tmux on it: the music folder leads to Artists → an artist's albums by year → the album's
+# tracks in order; `/` from deep inside a view searches the whole library ("zoe" finds Zoë
+# Keating's six tracks), and Enter plays the one chosen, heard on the sink.
+source "$(dirname "$0")/lib.sh"
+start_pulse
+export LANG=C.UTF-8
+SOCK="hark-e2e-library-$$"
+SESSION="library-$$"
+trap 'st=$?; set +e; tmux -L "$SOCK" kill-server 2>/dev/null; (exit $st); cleanup' EXIT
+tmux_() { tmux -L "$SOCK" "$@"; }
+screen_text() { tmux_ capture-pane -p -t "$SESSION"; }
+screen_has() { screen_text | grep -qF -- "$1"; }
+expect_screen() {
+  local deadline=$((SECONDS + ${2:-5} + 1))
+  while ! screen_has "$1"; do
+    if [ $SECONDS -ge $deadline ]; then
+      echo "the screen never showed '$1':"
+      screen_text
+      fail "timed out waiting for '$1' on the screen"
+    fi
+    sleep 0.05
+  done
+}
+
+music="$E2E_DIR/music"
+i=0
+for artist in "Sigur Rós" "Zoë Keating" "Daft Punk"; do
+  for album in 1 2; do
+    folder="$music/$artist/$((2000 + album)) Album $album"
+    mkdir -p "$folder"
+    for track in 3 1 2; do  # made out of order: the index orders by the tags
+      i=$((i + 1))
+      case $((i % 3)) in 0) ext=flac codec=flac ;; 1) ext=mp3 codec=libmp3lame ;; 2) ext=m4a codec=aac ;; esac
+      ffmpeg -nostdin -v error -f lavfi -i "sine=f=$((300 + 20 * i)):d=3" -ac 2 -c:a $codec \
+        -metadata title="$artist $album.$track" -metadata artist="$artist" \
+        -metadata album="$artist Album $album" -metadata date=$((2000 + album)) \
+        -metadata track=$track -metadata genre="Genre $album" "$folder/$track.$ext"
+    done
+  done
+done
+
+hark library scan "$music" >"$E2E_DIR/scan1.txt" 2>"$E2E_DIR/scan1.err"
+grep -qF "indexed '$music': 18 tracks (18 read, 0 removed)" "$E2E_DIR/scan1.txt" \
+  || fail "first scan: $(cat "$E2E_DIR/scan1.txt" "$E2E_DIR/scan1.err")"
+grep -qF "indexing: 18 of 18 files read" "$E2E_DIR/scan1.err" || fail "no progress: $(cat "$E2E_DIR/scan1.err")"
+[ -s "$HOME/.cache/hark/library.sqlite3" ] || fail "no index in \$XDG_CACHE_HOME/hark"
+hark library scan "$music" | grep -qF "18 tracks (0 read, 0 removed)" || fail "a rescan read files again"
+changed=$(ls "$music/Daft Punk/2002 Album 2/3."*)
+ffmpeg -nostdin -v error -y -i "$changed" -c copy -map_metadata 0 -metadata title="Retitled" \
+  "$E2E_DIR/retagged.${changed##*.}"
+mv "$E2E_DIR/retagged.${changed##*.}" "$changed"
+hark library scan "$music" | grep -qF "18 tracks (1 read, 0 removed)" || fail "a changed file was not all a rescan read"
+hark library search ZOE 2002 >"$E2E_DIR/search.txt"
+[ "$(wc -l <"$E2E_DIR/search.txt")" -eq 3 ] || fail "search 'ZOE 2002': $(cat "$E2E_DIR/search.txt")"
+grep -q "^Zoë Keating — Zoë Keating 2.1 — Zoë Keating Album 2 (2002)" "$E2E_DIR/search.txt" \
+  || fail "search lines: $(cat "$E2E_DIR/search.txt")"
+[ "$(hark library search retitled | wc -l)" -eq 1 ] || fail "the retagged title is not what the index says"
+[ -z "$(hark library search sigur ros retitled 2>/dev/null)" ] || fail "a search that matches nothing found something"
+pass "hark library scan indexes 18 tagged FLAC/MP3/M4A files, a rescan reads none, a changed one is read again; search folds case and accents"
+
+tmux_ new-session -d -s "$SESSION" -x 110 -y 30 \
+  "env XDG_RUNTIME_DIR='$XDG_RUNTIME_DIR' HOME='$HOME' PULSE_SERVER='$PULSE_SERVER' PULSE_SINK=out LANG=C.UTF-8 '$HARK_BIN' --device pulse '$music'"
+expect_screen "Library indexed: 18 tracks" 20
+expect_screen "Artists/"
+tmux_ send-keys -t "$SESSION" Down Enter
+expect_screen "Zoë Keating/"
+screen_text | grep -A3 -F "../" | grep -qF "Daft Punk/" || fail "artists A–Z: $(screen_text)"
+tmux_ send-keys -t "$SESSION" Down Down Enter
+expect_screen "Artists › Sigur Rós"
+expect_screen "2001  Sigur Rós Album 1/"
+tmux_ send-keys -t "$SESSION" Down Enter
+expect_screen "Sigur Rós › Sigur Rós Album 1"
+# Tracks in their order (1, 2, 3), though the files were made 3, 1, 2.
+order=$(screen_text | grep -oE "Sigur Rós 1\.[123]" | tr '\n' ' ')
+[ "$order" = "Sigur Rós 1.1 Sigur Rós 1.2 Sigur Rós 1.3 " ] || fail "the album's tracks in order: '$order'"
+pass "the interface leads from the music folder to Artists, an artist's albums by year and the album's tracks in order"
+
+tmux_ send-keys -t "$SESSION" / z o e
+expect_screen "Zoë Keating 2.3"
+[ "$(screen_text | grep -cF "Zoë Keating ")" -ge 6 ] || fail "'zoe' from inside an album: $(screen_text)"
+tmux_ send-keys -t "$SESSION" Enter Down Down Enter
+expect_screen "Playing" 10
+wait_until 10 "Zoë's track heard" 'check "$(probe level "$(ago 1)" "$(now)") > -40"'
+pass "/ searches the whole library from inside a view ('zoe' finds Zoë Keating's six tracks), and Enter plays one, heard"
+tmux_ send-keys -t "$SESSION" q
