@@ -27,6 +27,10 @@ expect_screen() {
   done
 }
 
+# expect_header TEXT: waits for the header line (which names the view shown) to hold TEXT.
+header_is() { tmux_ capture-pane -p -t "$SESSION" | head -1 | grep -qF -- "$1"; }
+expect_header() { wait_for "${2:-5}" "the view '$1'" header_is "$1"; }
+
 music="$E2E_DIR/music"
 i=0
 for artist in "Sigur Rós" "Zoë Keating" "Daft Punk"; do
@@ -68,6 +72,7 @@ tmux_ new-session -d -s "$SESSION" -x 110 -y 30 \
 expect_screen "Library indexed: 18 tracks" 20
 expect_screen "Artists/"
 tmux_ send-keys -t "$SESSION" Down Enter
+expect_header "Artists"
 expect_screen "Zoë Keating/"
 screen_text | grep -A3 -F "../" | grep -qF "Daft Punk/" || fail "artists A–Z: $(screen_text)"
 tmux_ send-keys -t "$SESSION" Down Down Enter
@@ -87,4 +92,25 @@ tmux_ send-keys -t "$SESSION" Enter Down Down Enter
 expect_screen "Playing" 10
 wait_until 10 "Zoë's track heard" 'check "$(probe level "$(ago 1)" "$(now)") > -40"'
 pass "/ searches the whole library from inside a view ('zoe' finds Zoë Keating's six tracks), and Enter plays one, heard"
+
+# A new album copied in while the interface is open: inotify sees it, the index takes it, and
+# the Artists view (reopened) lists its artist, with no restart.
+tmux_ send-keys -t "$SESSION" Escape
+mkdir -p "$E2E_DIR/incoming"
+for track in 1 2; do
+  ffmpeg -nostdin -v error -f lavfi -i "sine=d=2" -ac 2 -c:a flac -metadata title="New $track" \
+    -metadata artist="Aphex Twin" -metadata album="Late Arrival" -metadata track=$track \
+    "$E2E_DIR/incoming/$track.flac"
+done
+mv "$E2E_DIR/incoming" "$music/Aphex Twin"
+wait_until 15 "the new album in the index" 'hark library search late arrival | grep -q "New 2"'
+tmux_ send-keys -t "$SESSION" Escape
+tmux_ send-keys -t "$SESSION" 1
+tmux_ send-keys -t "$SESSION" BSpace BSpace BSpace
+expect_header "$music"
+expect_screen "Artists/"
+tmux_ send-keys -t "$SESSION" g Down Enter
+expect_header "Artists"
+expect_screen "Aphex Twin/" 10
+pass "an album copied in while the interface is open is indexed (inotify) and listed, no restart"
 tmux_ send-keys -t "$SESSION" q

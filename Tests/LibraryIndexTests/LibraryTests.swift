@@ -134,3 +134,30 @@ import Testing
     #expect(all.filter { $0.problem == nil }.count == 2)
   }
 }
+
+/// inotify: what changed below the music folder is said per folder, once quiet, and a new
+/// folder is watched from then on.
+@Suite(.timeLimit(.minutes(1))) struct LibraryWatcherTests {
+  @Test func changesAreSaidPerFolderAndNewFoldersAreWatched() throws {
+    var template = Array("/tmp/hark-watch-tests.XXXXXX".utf8CString)
+    let root = try #require(
+      template.withUnsafeMutableBufferPointer { $0.baseAddress.flatMap { mkdtemp($0) } }
+        .map { String(cString: $0) })
+    defer { _ = system("rm -rf '\(root)'") }
+    mkdir(root + "/A", 0o755)
+    let watcher = try #require(LibraryWatcher(root: root))
+    #expect(watcher.problem == nil)
+
+    _ = system("touch '\(root)/A/one.flac'")
+    #expect(watcher.nextChanges(quiet: .milliseconds(200)) == [root + "/A"])
+
+    mkdir(root + "/B", 0o755)
+    #expect(watcher.nextChanges(quiet: .milliseconds(200)) == [root])
+    // B is watched now: a file written in it is said as B.
+    _ = system("echo x > '\(root)/B/two.mp3'")
+    #expect(watcher.nextChanges(quiet: .milliseconds(200)) == [root + "/B"])
+    // Several changes in a burst: one answer, every folder in it.
+    _ = system("touch '\(root)/A/3.flac' '\(root)/B/4.flac'; rm '\(root)/A/one.flac'")
+    #expect(watcher.nextChanges(quiet: .milliseconds(300)) == [root + "/A", root + "/B"])
+  }
+}

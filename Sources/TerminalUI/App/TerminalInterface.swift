@@ -171,11 +171,9 @@ private final class InterfaceLoop {
       state.indexReady = index.browse(.artists).map { !$0.rows.isEmpty } ?? false
       let mailbox = self.mailbox
       startThread(named: "hark-index") {
-        let last = index.scan { line in mailbox.post { $0.messages.append(line) } }
-        mailbox.post { inbox in
-          inbox.messages.append(last)
-          inbox.indexUpdated = true
-        }
+        index.keepCurrent(
+          { line in mailbox.post { $0.messages.append(line) } },
+          { mailbox.post { $0.indexUpdated = true } })
       }
     }
     open(configuration.libraryFolder, now: now)

@@ -100,17 +100,25 @@ public struct IndexAccess: Sendable {
   /// UI thread: the tracks matching every word of a query, by any field, case and accents
   /// folded; nil when the index cannot be read.
   public var search: @Sendable (String) -> IndexListing?
-  /// A thread of its own: brings the index of the music folder up to date, saying how it goes
-  /// (each line for the status line); returns the last line.
-  public var scan: @Sendable (_ progress: @escaping @Sendable (String) -> Void) -> String
+  /// A thread of its own, for as long as the interface runs: brings the index of the music
+  /// folder up to date, saying how it goes (each line for the status line), then keeps it
+  /// current as files change; `updated` after each change of the index.
+  public var keepCurrent:
+    @Sendable (
+      _ progress: @escaping @Sendable (String) -> Void, _ updated: @escaping @Sendable () -> Void
+    ) -> Void
 
   public init(
     browse: @escaping @Sendable (IndexView) -> IndexListing?,
     search: @escaping @Sendable (String) -> IndexListing?,
-    scan: @escaping @Sendable (_ progress: @escaping @Sendable (String) -> Void) -> String
+    keepCurrent:
+      @escaping @Sendable (
+        _ progress: @escaping @Sendable (String) -> Void,
+        _ updated: @escaping @Sendable () -> Void
+      ) -> Void
   ) {
     self.browse = browse
     self.search = search
-    self.scan = scan
+    self.keepCurrent = keepCurrent
   }
 }

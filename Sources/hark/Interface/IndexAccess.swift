@@ -12,28 +12,60 @@ func indexAccess(root: String) -> IndexAccess? {
   return IndexAccess(
     browse: { reader.browse($0) },
     search: { reader.search($0) },
-    scan: { progress in
-      do {
-        let library = try Library(path: path)
-        if let aside = library.setAside { progress(aside.capitalisedFirst) }
-        let report = try library.scan(root) { p in
-          guard p.toRead > 0, p.read < p.toRead else { return }
-          var line = "Indexing the library: \(p.read) of \(p.toRead) files read"
-          if p.elapsed > 0, p.read > 0 {
-            let rate = Double(p.read) / p.elapsed
-            line += ", about \(formatTime(Double(p.toRead - p.read) / rate)) left"
-          }
-          progress(line)
+    keepCurrent: { progress, updated in
+      keepCurrent(root: root, path: path, progress: progress, updated: updated)
+    })
+}
+
+/// Scans `root` into the index at `path`, then rescans each folder below it that inotify says
+/// changed (once it is quiet for a second), for as long as the process runs.
+private func keepCurrent(
+  root: String, path: String, progress: @escaping @Sendable (String) -> Void,
+  updated: @escaping @Sendable () -> Void
+) {
+  let library: Library
+  do { library = try Library(path: path) } catch {
+    progress("Cannot open the library index: \(error)")
+    return
+  }
+  if let aside = library.setAside { progress(aside.capitalisedFirst) }
+  func scan(_ folder: String, sayingDone: Bool) {
+    do {
+      let report = try library.scan(folder) { p in
+        guard p.toRead > 0, p.read < p.toRead else { return }
+        var line = "Indexing the library: \(p.read) of \(p.toRead) files read"
+        if p.elapsed > 0, p.read > 0 {
+          let rate = Double(p.read) / p.elapsed
+          line += ", about \(formatTime(Double(p.toRead - p.read) / rate)) left"
         }
+        progress(line)
+      }
+      if sayingDone {
         var last = "Library indexed: \(report.found) tracks"
         if report.read > 0 || report.removed > 0 {
           last += " (\(report.read) read, \(report.removed) gone)"
         }
-        return last
-      } catch {
-        return "Cannot index the library: \(error)"
+        progress(last)
       }
-    })
+      if sayingDone || report.read > 0 || report.removed > 0 { updated() }
+    } catch {
+      progress("Cannot index the library: \(error)")
+    }
+  }
+  // Watched before the first scan, so that nothing written meanwhile is missed.
+  let watcher = LibraryWatcher(root: root)
+  scan(root, sayingDone: true)
+  guard let watcher else { return }
+  if let problem = watcher.problem { progress(problem.capitalisedFirst) }
+  while true {
+    let changed = watcher.nextChanges()
+    if changed.isEmpty { return }
+    // A folder and one below it: the outer scan covers both.
+    for folder in changed
+    where !changed.contains(where: { $0 != folder && folder.hasPrefix($0 + "/") }) {
+      scan(folder, sayingDone: false)
+    }
+  }
 }
 
 /// The index, read from the UI thread; opened on first use. (The lock keeps it to one thread
