@@ -79,6 +79,8 @@ final class HelperProcess {
     // The helper decodes about three seconds ahead into a 1 MiB pipe (64 KiB by default), so a
     // busy moment on its side is not heard. Refused above /proc/sys/fs/pipe-max-size: then not.
     _ = fcntl(output.read, setPipeSize, Int32(1 << 20))
+    // Ours non-blocking: `read` takes what is there without waiting, and polls only when empty.
+    _ = fcntl(output.read, F_SETFL, fcntl(output.read, F_GETFL) | O_NONBLOCK)
 
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
@@ -131,6 +133,11 @@ final class HelperProcess {
   /// Reads up to `count` bytes of its stdout into `bytes`, waiting for them at most `timeout`
   /// (its stderr and events are collected meanwhile, so that it never blocks on a full pipe).
   func read(into bytes: UnsafeMutableRawPointer, count: Int, timeout: Duration) -> Arrival {
+    // What is there already is read without a poll first (stdout is non-blocking): a decode
+    // ahead of the player finds its frames waiting, one system call a read.
+    let n = Glibc.read(output, bytes, count)
+    if n > 0 { return .bytes(n) }
+    if n == 0 { return .end }
     let deadline = Deadline(after: timeout)
     while true {
       // A closed descriptor is left out (poll skips negative ones).
@@ -153,7 +160,7 @@ final class HelperProcess {
       if fds.0.revents != 0 {
         let n = Glibc.read(output, bytes, count)
         if n > 0 { return .bytes(n) }
-        if n < 0 && errno == EINTR { continue }
+        if n < 0 && (errno == EINTR || errno == EAGAIN) { continue }
         return .end
       }
       if ready == 0 && deadline.hasPassed { return .silence }
