@@ -111,7 +111,11 @@ sleep 1.2
 [ "$(elapsed)" = "$paused_at" ] || fail "the time moved while paused ($paused_at -> $(elapsed))"
 pass "space pauses; the time stands at $paused_at s"
 
-# --- Idle CPU: paused, the interface makes no wake-ups; measured from /proc for 10 s.
+# --- Idle CPU: paused, the interface makes no wake-ups; measured from /proc for 10 s, once the
+# status line is clear: a line there ("Library indexed: 6 tracks" from the index scan at start)
+# ends on a timer, and that one wake is the line going, not an idle timer.
+status_line_clear() { [ -z "$(screen_text | sed -n 29p | tr -d ' ')" ]; }
+wait_for 8 "the status line to clear" status_line_clear
 pid=$(hark_pid)
 [ -n "$pid" ] || fail "cannot find hark's pid"
 before=$(cpu_seconds "$pid")

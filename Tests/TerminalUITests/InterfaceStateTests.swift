@@ -38,6 +38,35 @@ import Testing
     return out
   }
 
+  /// The index scan's progress is background news: it never covers a warning at start (a
+  /// damaged state file) or an answer to a key while it is up, and it shows over nothing else,
+  /// each line replacing the one before.
+  @Test func theIndexScanNeverCoversALineTheUserHasNotRead() {
+    var s = makeState()
+    s.say("State file damaged: set aside", style: .warning, now: 0)
+    s.sayInBackground("Library indexed: 5 tracks", now: 1_000)
+    #expect(s.message?.text == "State file damaged: set aside")
+    // Once the warning has had its time, the scan's news shows, and the next line replaces it.
+    let later = InterfaceState.messageLifetime + 1
+    s.sayInBackground("Indexing the library: 1 of 9 files read", now: later)
+    #expect(s.message?.text == "Indexing the library: 1 of 9 files read")
+    s.sayInBackground("Library indexed: 9 tracks", now: later + 1)
+    #expect(s.message?.text == "Library indexed: 9 tracks")
+    // A line of the user's own replaces background news at once.
+    s.say("Added 3 tracks to the queue", now: later + 2)
+    #expect(s.message?.text == "Added 3 tracks to the queue")
+    s.sayInBackground("Cannot index the library: disk I/O error", style: .warning, now: later + 3)
+    #expect(s.message?.text == "Added 3 tracks to the queue")
+    // Why playback is paused, and the file that could not play, rank above background news.
+    let end = later + 3 + InterfaceState.messageLifetime
+    s.sayInBackground("Library indexed: 9 tracks", now: end)
+    #expect(Screen.status(s, now: end)?.0 == "Library indexed: 9 tracks")
+    var snap = s.snapshot
+    snap.problem = .skipped(file: "04 Notes.mp3", reason: "not an audio file", moreBefore: 0)
+    s.update(snap)
+    #expect(Screen.status(s, now: end)?.0 == "Could not play 04 Notes.mp3: not an audio file")
+  }
+
   /// Nothing invisible (issue 12): a file of no format hark plays is listed, marked, and says
   /// why when chosen or added; it never replaces the queue. Covers and booklets stay out.
   @Test func anUnplayableFileIsListedAndSaysWhyWhenChosen() throws {

@@ -14,6 +14,8 @@ struct Inbox: Sendable {
   var answers: [(String, CommandStatus)] = []
   /// Lines for the status line.
   var messages: [String] = []
+  /// Background news for the status line (the index scan): shown only over nothing else.
+  var progress: [(String, Style)] = []
   /// The tag index has been brought up to date.
   var indexUpdated = false
 }

@@ -172,7 +172,7 @@ private final class InterfaceLoop {
       let mailbox = self.mailbox
       startThread(named: "hark-index") {
         index.keepCurrent(
-          { line in mailbox.post { $0.messages.append(line) } },
+          { line, problem in mailbox.post { $0.progress.append((line, problem ? .warning : .normal)) } },
           { mailbox.post { $0.indexUpdated = true } })
       }
     }
@@ -375,6 +375,10 @@ private final class InterfaceLoop {
     if let outputs = mail.outputs { state.showOutputs(outputs) }
     for (label, status) in mail.answers { state.commandAnswered(label, status, now: now) }
     for line in mail.messages { state.say(line, now: now) }
+    for (line, style) in mail.progress {
+      if style != .normal { log(line) }
+      state.sayInBackground(line, style: style, now: now)
+    }
     if mail.indexUpdated, let index = configuration.index {
       state.indexReady = index.browse(.artists).map { !$0.rows.isEmpty } ?? false
       // The music folder shows the ways into the index now, an index view its new rows.

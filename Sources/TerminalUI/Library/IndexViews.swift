@@ -101,11 +101,12 @@ public struct IndexAccess: Sendable {
   /// folded; nil when the index cannot be read.
   public var search: @Sendable (String) -> IndexListing?
   /// A thread of its own, for as long as the interface runs: brings the index of the music
-  /// folder up to date, saying how it goes (each line for the status line), then keeps it
-  /// current as files change; `updated` after each change of the index.
+  /// folder up to date, saying how it goes (each line for the status line, and whether it is
+  /// a problem), then keeps it current as files change; `updated` after each change of the
+  /// index.
   public var keepCurrent:
     @Sendable (
-      _ progress: @escaping @Sendable (String) -> Void, _ updated: @escaping @Sendable () -> Void
+      _ progress: @escaping @Sendable (_ line: String, _ isProblem: Bool) -> Void, _ updated: @escaping @Sendable () -> Void
     ) -> Void
 
   public init(
@@ -113,7 +114,7 @@ public struct IndexAccess: Sendable {
     search: @escaping @Sendable (String) -> IndexListing?,
     keepCurrent:
       @escaping @Sendable (
-        _ progress: @escaping @Sendable (String) -> Void,
+        _ progress: @escaping @Sendable (_ line: String, _ isProblem: Bool) -> Void,
         _ updated: @escaping @Sendable () -> Void
       ) -> Void
   ) {

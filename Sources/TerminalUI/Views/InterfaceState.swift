@@ -53,6 +53,9 @@ public struct StatusMessage: Hashable, Sendable {
   /// It tells of a change of the player's state ("paused: call in progress"): the next change
   /// makes it stale, and it goes.
   public var isAboutState = false
+  /// It tells of work going on out of sight (the index scan's progress): it never covers a
+  /// line the user has not had the time to read.
+  public var isBackground = false
 }
 
 /// What the interface asks its owner to do, as the result of a key or an event. The owner
@@ -241,6 +244,15 @@ public struct InterfaceState: Sendable {
     message = StatusMessage(
       text: TextWidth.sanitized(text), style: style, expires: now + Self.messageLifetime,
       isAboutState: isAboutState)
+  }
+
+  /// Puts a line of background news (the index scan's progress) in the status line, unless a
+  /// line that is not background news is still up: a warning at start, an answer to a key.
+  public mutating func sayInBackground(_ text: String, style: Style = .normal, now: UInt64) {
+    if let m = message, !m.isBackground, m.expires > now { return }
+    message = StatusMessage(
+      text: TextWidth.sanitized(text), style: style, expires: now + Self.messageLifetime,
+      isBackground: true)
   }
 
   /// What the player reported besides its new state.

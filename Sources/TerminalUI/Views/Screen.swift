@@ -260,11 +260,13 @@ public enum Screen {
   }
 
   /// The status line: a fresh message, else why playback is paused or quiet, else the last
-  /// problem.
+  /// problem, else background news (the index scan's).
   static func status(_ s: InterfaceState, now: UInt64) -> (String, Style)? {
-    if let m = s.message, m.expires > now { return (m.text, m.style) }
+    let fresh = s.message.flatMap { $0.expires > now ? $0 : nil }
+    if let m = fresh, !m.isBackground { return (m.text, m.style) }
     if let r = s.snapshot.reason { return (r, .warning) }
     if let p = s.snapshot.problem { return (p.description, .error) }
+    if let m = fresh { return (m.text, m.style) }
     return nil
   }
 

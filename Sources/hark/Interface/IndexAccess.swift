@@ -20,15 +20,15 @@ func indexAccess(root: String) -> IndexAccess? {
 /// Scans `root` into the index at `path`, then rescans each folder below it that inotify says
 /// changed (once it is quiet for a second), for as long as the process runs.
 private func keepCurrent(
-  root: String, path: String, progress: @escaping @Sendable (String) -> Void,
+  root: String, path: String, progress: @escaping @Sendable (String, Bool) -> Void,
   updated: @escaping @Sendable () -> Void
 ) {
   let library: Library
   do { library = try Library(path: path) } catch {
-    progress("Cannot open the library index: \(error)")
+    progress("Cannot open the library index: \(error)", true)
     return
   }
-  if let aside = library.setAside { progress(aside.capitalisedFirst) }
+  if let aside = library.setAside { progress(aside.capitalisedFirst, true) }
   func scan(_ folder: String, sayingDone: Bool) {
     do {
       let report = try library.scan(folder) { p in
@@ -38,25 +38,24 @@ private func keepCurrent(
           let rate = Double(p.read) / p.elapsed
           line += ", about \(formatTime(Double(p.toRead - p.read) / rate)) left"
         }
-        progress(line)
+        progress(line, false)
       }
-      if sayingDone {
-        var last = "Library indexed: \(report.found) tracks"
-        if report.read > 0 || report.removed > 0 {
-          last += " (\(report.read) read, \(report.removed) gone)"
-        }
-        progress(last)
+      // News only when the index changed: an unchanged library at start is not worth a line.
+      if sayingDone, report.read > 0 || report.removed > 0 {
+        progress(
+          "Library indexed: \(report.found) tracks (\(report.read) read, \(report.removed) gone)",
+          false)
       }
       if sayingDone || report.read > 0 || report.removed > 0 { updated() }
     } catch {
-      progress("Cannot index the library: \(error)")
+      progress("Cannot index the library: \(error)", true)
     }
   }
   // Watched before the first scan, so that nothing written meanwhile is missed.
   let watcher = LibraryWatcher(root: root)
   scan(root, sayingDone: true)
   guard let watcher else { return }
-  if let problem = watcher.problem { progress(problem.capitalisedFirst) }
+  if let problem = watcher.problem { progress(problem.capitalisedFirst, true) }
   while true {
     let changed = watcher.nextChanges()
     if changed.isEmpty { return }
