@@ -172,7 +172,9 @@ private final class InterfaceLoop {
       let mailbox = self.mailbox
       startThread(named: "hark-index") {
         index.keepCurrent(
-          { line, problem in mailbox.post { $0.progress.append((line, problem ? .warning : .normal)) } },
+          { line, problem in
+            mailbox.post { $0.progress.append((line, problem ? .warning : .normal)) }
+          },
           { mailbox.post { $0.indexUpdated = true } })
       }
     }

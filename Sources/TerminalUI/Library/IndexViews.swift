@@ -106,7 +106,8 @@ public struct IndexAccess: Sendable {
   /// index.
   public var keepCurrent:
     @Sendable (
-      _ progress: @escaping @Sendable (_ line: String, _ isProblem: Bool) -> Void, _ updated: @escaping @Sendable () -> Void
+      _ progress: @escaping @Sendable (_ line: String, _ isProblem: Bool) -> Void,
+      _ updated: @escaping @Sendable () -> Void
     ) -> Void
 
   public init(
