@@ -85,8 +85,15 @@ struct Seconds: ExpressibleByArgument, Sendable, CustomStringConvertible {
     value = v
   }
   var duration: Duration { .milliseconds(Int64((value * 1000).rounded())) }
+  /// "3 s", "2.6 s", "0.25 s": to the millisecond, as a person writes it (2.6, not the
+  /// 2.5999999999999996 that sums of tenths give).
   var description: String {
-    value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
+    let ms = Int((value * 1000).rounded())
+    guard ms % 1000 != 0 else { return "\(ms / 1000) s" }
+    var fraction = String(ms % 1000)
+    fraction = String(repeating: "0", count: 3 - fraction.count) + fraction
+    while fraction.hasSuffix("0") { fraction.removeLast() }
+    return "\(ms / 1000).\(fraction) s"
   }
   var defaultValueDescription: String { description }
 }
