@@ -67,6 +67,16 @@ import Testing
     #expect(Screen.status(s, now: end)?.0 == "Could not play 04 Notes.mp3: not an audio file")
   }
 
+  /// The folder in the tab bar is written as a shell prompt writes it: `~` for the home
+  /// folder, so a screen shows no machine's paths.
+  @Test func theFolderShownStartsWithATildeBelowHome() {
+    #expect(Screen.tilde("/home/me/Music/Album", home: "/home/me") == "~/Music/Album")
+    #expect(Screen.tilde("/home/me", home: "/home/me/") == "~")
+    #expect(Screen.tilde("/home/meg/Music", home: "/home/me") == "/home/meg/Music")
+    #expect(Screen.tilde("/srv/music", home: "/") == "/srv/music")
+    #expect(Screen.tilde("/srv/music", home: nil) == "/srv/music")
+  }
+
   /// Nothing invisible (issue 12): a file of no format hark plays is listed, marked, and says
   /// why when chosen or added; it never replaces the queue. Covers and booklets stay out.
   @Test func anUnplayableFileIsListedAndSaysWhyWhenChosen() throws {

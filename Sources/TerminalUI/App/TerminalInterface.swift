@@ -134,6 +134,7 @@ private final class InterfaceLoop {
       folder: configuration.libraryFolder, layout: Layout(rows: 24, columns: 80),
       bindings: configuration.bindings)
     state.view = configuration.startView
+    state.homeFolder = environment("HOME")
   }
 
   func run() -> Int32 {

@@ -107,6 +107,8 @@ public struct InterfaceState: Sendable {
   /// The tag index can be searched: `/` in the library searches all of it, not only the
   /// folder shown.
   public var indexReady = false
+  /// The user's home folder: the folder shown in the tab bar starts with `~` below it.
+  public var homeFolder: String?
   /// The index's answer to the library's filter, when it has come for the filter now typed.
   public private(set) var searchResults: (query: String, rows: [LibraryEntry])?
 

@@ -71,7 +71,7 @@ public enum Screen {
     tab(" \(s.firstKey(.queueView)) Queue (\(s.snapshot.queue.count)) ", s.view == .queue)
     let right: String
     switch s.view {
-    case .library: right = IndexView(path: s.folder)?.title ?? s.folder
+    case .library: right = IndexView(path: s.folder)?.title ?? tilde(s.folder, home: s.homeFolder)
     case .queue:
       let known = s.snapshot.queue.compactMap { s.tags[$0.path]?.duration }
       right = known.isEmpty ? "" : "\(Format.time(known.reduce(0, +))) in all"
@@ -83,6 +83,14 @@ public enum Screen {
         TextWidth.fitRight(cut + " ", to: c.columns - x), row: layout.tabRow, column: x, style: .bar
       )
     }
+  }
+
+  /// `path` with the home folder written `~`, as a shell prompt shows it.
+  static func tilde(_ path: String, home: String?) -> String {
+    guard let home, home.count > 1 else { return path }
+    let h = home.hasSuffix("/") ? String(home.dropLast()) : home
+    if path == h { return "~" }
+    return path.hasPrefix(h + "/") ? "~" + path.dropFirst(h.count) : path
   }
 
   private static func drawList(_ s: InterfaceState, on c: some Canvas, _ layout: Layout) {
