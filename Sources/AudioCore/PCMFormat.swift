@@ -32,6 +32,8 @@ public struct TrackMetadata: Hashable, Sendable {
   public var artist: String?
   public var album: String?
   public var trackNumber: Int?
+  /// The year, from the date tag ("1999", "1999-06-12").
+  public var year: Int?
   /// The genre tag: "Podcast", "Audiobook" and their kin make a track spoken word.
   public var genre: String?
   /// The ReplayGain applied as it plays, in dB; nil when none is (off, or no tags).
@@ -39,12 +41,23 @@ public struct TrackMetadata: Hashable, Sendable {
 
   public init(
     title: String? = nil, artist: String? = nil, album: String? = nil, trackNumber: Int? = nil,
-    genre: String? = nil
+    genre: String? = nil, year: Int? = nil
   ) {
     self.title = title
     self.artist = artist
     self.album = album
     self.trackNumber = trackNumber
     self.genre = genre
+    self.year = year
+  }
+
+  /// The year a date tag names: its first four digits ("1999-06-12" and "1999" are 1999), when
+  /// they make a year a record could have.
+  public static func year(fromDate date: String?) -> Int? {
+    guard let date else { return nil }
+    let digits = date.drop { !$0.isNumber }.prefix { $0.isNumber }
+    guard digits.count >= 4, let year = Int(digits.prefix(4)), (1000...2999).contains(year)
+    else { return nil }
+    return year
   }
 }

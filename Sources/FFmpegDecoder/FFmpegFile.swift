@@ -60,7 +60,8 @@ public final class FFmpegFile: AudioDecoder {
     tags = header.tags
     metadata = TrackMetadata(
       title: header.tags["title"], artist: header.tags["artist"], album: header.tags["album"],
-      trackNumber: header.tags["track"].flatMap { Int($0) }, genre: header.tags["genre"])
+      trackNumber: header.tags["track"].flatMap { Int($0) }, genre: header.tags["genre"],
+      year: TrackMetadata.year(fromDate: header.tags["date"]))
   }
 
   /// The pid of the current helper (tests kill it, and check that it was reaped).

@@ -80,7 +80,8 @@ public final class SoundFile: AudioDecoder {
       title: tag(Int32(SF_STR_TITLE)), artist: tag(Int32(SF_STR_ARTIST)),
       album: tag(Int32(SF_STR_ALBUM)),
       trackNumber: tag(Int32(SF_STR_TRACKNUMBER)).flatMap { Int($0.prefix { $0.isNumber }) },
-      genre: tag(Int32(SF_STR_GENRE)))
+      genre: tag(Int32(SF_STR_GENRE)),
+      year: TrackMetadata.year(fromDate: tag(Int32(SF_STR_DATE))))
     var log = [CChar](repeating: 0, count: 4096)
     sf_command(h, Int32(SFC_GET_LOG_INFO), &log, Int32(log.count))
     let text = String(decoding: log.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)

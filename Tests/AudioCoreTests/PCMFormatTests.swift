@@ -47,4 +47,14 @@ import Testing
       _ = PCMFormat(sampleRate: 44_100, channels: 0)
     }
   }
+
+  /// The year column (issue 13): a date tag's year, whatever the tagger wrote around it.
+  @Test(
+    arguments: [
+      ("1999", 1999), ("1999-06-12", 1999), ("2002/03", 2002), (" 1971 ", 1971),
+      ("(P) 1985 EMI", 1985), ("99", nil), ("June", nil), ("", nil), ("0000", nil),
+    ] as [(String, Int?)])
+  func aDateTagGivesItsYear(date: String, year: Int?) {
+    #expect(TrackMetadata.year(fromDate: date) == year)
+  }
 }

@@ -66,6 +66,49 @@ import Testing
     #expect(c.text.contains("Paper Boats"))
   }
 
+  /// Issue 13: the track number, album and year have columns as the screen widens (the
+  /// number from 60 columns, the year from 90, the album from 100), in the library and, with
+  /// the place in the queue for the number, in the queue.
+  @Test func trackNumberAlbumAndYearHaveColumnsAsTheScreenWidens() throws {
+    func listLines(_ s: InterfaceState, columns: Int) -> [String] {
+      let c = draw(s, rows: 24, columns: columns)
+      return Array(c.lines[1...4])
+    }
+    var s = state(rows: 24, columns: 120)
+    s.tags["/music/Album/02.flac"] = TrackInfo(
+      title: "Paper Boats", artist: "hark demo", album: "hark demo tracks", duration: 32,
+      track: 2, year: 2026)
+    var wide = listLines(s, columns: 120)
+    #expect(wide[0].contains("#") && wide[0].contains("Album") && wide[0].contains("Year"))
+    let paper = wide.first { $0.contains("Paper Boats") } ?? ""
+    #expect(paper.contains(" 2 ") && paper.contains("hark demo tracks") && paper.contains("2026"))
+    let number = try #require(paper.firstRange(of: " 2 ")?.lowerBound)
+    #expect(number < (try #require(paper.firstRange(of: "Paper")?.lowerBound)))
+    // 80 columns: the number and the artist, no album or year.
+    s.layout = Layout(rows: 24, columns: 80)
+    let narrow = listLines(s, columns: 80)
+    #expect(!narrow[0].contains("Album") && !narrow[0].contains("Year"))
+    #expect(narrow.contains { $0.contains("Paper Boats") && $0.contains(" 2 ") })
+    // The queue: its place in the queue in the number column, and the album beside it.
+    s.layout = Layout(rows: 24, columns: 120)
+    var snap = s.snapshot
+    snap.queue = [
+      QueuedTrack(id: 0, path: "/music/Album/01.flac"),
+      QueuedTrack(id: 1, path: "/music/Album/02.flac"),
+    ]
+    s.update(snap)
+    s.view = .queue
+    wide = listLines(s, columns: 120)
+    let queued = wide.first { $0.contains("Paper Boats") } ?? ""
+    #expect(queued.contains(" 2. ") && queued.contains("hark demo tracks"))
+    // In its column: the titles start under the header's "Title".
+    let titleAt = try #require(wide[0].firstRange(of: "Title")?.lowerBound)
+    let paperAt = try #require(queued.firstRange(of: "Paper")?.lowerBound)
+    #expect(
+      wide[0].distance(from: wide[0].startIndex, to: titleAt)
+        == queued.distance(from: queued.startIndex, to: paperAt), "'\(wide[0])' / '\(queued)'")
+  }
+
   @Test func aLongCJKTitleIsCutInItsColumn() {
     let s = state(rows: 24, columns: 80)
     let c = draw(s, rows: 24, columns: 80)

@@ -36,14 +36,20 @@ public struct TrackInfo: Hashable, Sendable {
   public var album: String?
   /// Seconds, when the file says.
   public var duration: Double?
+  /// The track's number on its album, and the album's year, when the tags say.
+  public var track: Int?
+  public var year: Int?
 
   public init(
-    title: String? = nil, artist: String? = nil, album: String? = nil, duration: Double? = nil
+    title: String? = nil, artist: String? = nil, album: String? = nil, duration: Double? = nil,
+    track: Int? = nil, year: Int? = nil
   ) {
     self.title = title
     self.artist = artist
     self.album = album
     self.duration = duration
+    self.track = track
+    self.year = year
   }
 }
 

@@ -51,11 +51,31 @@ public struct Layout: Hashable, Sendable {
   public var hintRow: Int { rows - 1 }
 
   /// The list's columns: title, artist and time widths, after a two-cell marker.
-  public var columnsForList: (title: Int, artist: Int, time: Int) {
-    let time = 7
-    let room = max(0, columns - 2 - time)
-    // Narrow screens drop the artist before squeezing the title.
-    let artist = columns >= 60 ? room * 35 / 100 : 0
-    return (room - artist, artist, time)
+  public var columnsForList: ListColumns {
+    var c = ListColumns()
+    // The track number, the year and the album come as the screen widens; narrow screens drop
+    // the artist before squeezing the title.
+    c.number = columns >= 60 ? 4 : 0
+    c.year = columns >= 90 ? 6 : 0
+    let room = max(0, columns - 2 - c.time - c.number - c.year)
+    if columns >= 100 {
+      c.artist = room * 28 / 100
+      c.album = room * 28 / 100
+    } else {
+      c.artist = columns >= 60 ? room * 35 / 100 : 0
+    }
+    c.title = room - c.artist - c.album
+    return c
   }
+}
+
+/// The widths of the list's columns, in cells (0: not shown), after the two of the marker.
+public struct ListColumns: Equatable, Sendable {
+  /// The track's number on its album (in the queue, its place in the queue).
+  public var number = 0
+  public var title = 0
+  public var artist = 0
+  public var album = 0
+  public var year = 0
+  public var time = 7
 }

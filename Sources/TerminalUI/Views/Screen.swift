@@ -94,10 +94,10 @@ public enum Screen {
   }
 
   private static func drawList(_ s: InterfaceState, on c: some Canvas, _ layout: Layout) {
-    let cols = layout.columnsForList
-    let header =
-      "  " + TextWidth.fit(s.view == .queue ? "#  Title" : "Title", to: cols.title)
-      + TextWidth.fit("Artist", to: cols.artist) + TextWidth.fitRight("Time ", to: cols.time)
+    let cols = columns(s, layout)
+    let header = row(
+      marker: "", number: "#", title: "Title", artist: "Artist", album: "Album", year: "Year",
+      time: "Time", columns: cols)
     line(c, layout.headerRow, header, .header)
     switch s.view {
     case .library: drawLibrary(s, on: c, layout)
@@ -105,13 +105,30 @@ public enum Screen {
     }
   }
 
+  /// The list's columns: in the queue, the number column holds the place in the queue, as
+  /// wide as the longest.
+  static func columns(_ s: InterfaceState, _ layout: Layout) -> ListColumns {
+    var cols = layout.columnsForList
+    if s.view == .queue, cols.number > 0 {
+      let wide = max(cols.number, String(s.snapshot.queue.count).count + 2)
+      cols.title -= wide - cols.number
+      cols.number = wide
+    }
+    return cols
+  }
+
+  /// One line of the list: each field fitted to its column, a space between columns.
   private static func row(
-    marker: String, title: String, artist: String, time: String, columns cols: (Int, Int, Int)
+    marker: String, number: String = "", title: String, artist: String, album: String = "",
+    year: String = "", time: String, columns cols: ListColumns
   ) -> String {
-    TextWidth.fit(marker, to: 2)
-      + TextWidth.fit(title, to: max(0, cols.0 - 1)) + (cols.0 > 0 ? " " : "")
-      + TextWidth.fit(artist, to: max(0, cols.1 - 1)) + (cols.1 > 0 ? " " : "")
-      + TextWidth.fitRight(time + " ", to: cols.2)
+    func column(_ text: String, _ width: Int) -> String {
+      width > 0 ? TextWidth.fit(text, to: width - 1) + " " : ""
+    }
+    return TextWidth.fit(marker, to: 2)
+      + (cols.number > 0 ? TextWidth.fitRight(number, to: cols.number - 1) + " " : "")
+      + column(title, cols.title) + column(artist, cols.artist) + column(album, cols.album)
+      + column(year, cols.year) + TextWidth.fitRight(time + " ", to: cols.time)
   }
 
   private static func drawLibrary(_ s: InterfaceState, on c: some Canvas, _ layout: Layout) {
@@ -148,7 +165,9 @@ public enum Screen {
         let isCurrent = e.path == playing
         text = row(
           marker: isCurrent ? Format.stateGlyph(s.snapshot.state) : "",
+          number: info?.track.map(String.init) ?? "",
           title: info?.title ?? Folder.title(fromName: e.name), artist: info?.artist ?? "",
+          album: info?.album ?? "", year: info?.year.map(String.init) ?? "",
           time: info?.duration.map(Format.time) ?? "", columns: cols)
         style = isCurrent ? .current : .normal
       case .unplayable(let reason):
@@ -167,7 +186,7 @@ public enum Screen {
 
   private static func drawQueue(_ s: InterfaceState, on c: some Canvas, _ layout: Layout) {
     let rows = s.queueRows
-    let cols = layout.columnsForList
+    let cols = columns(s, layout)
     let digits = String(s.snapshot.queue.count).count
     for i in 0..<layout.listHeight {
       let r = layout.listTop + i
@@ -195,9 +214,12 @@ public enum Screen {
         (isCurrent ? s.snapshot.metadata.title : nil) ?? info?.title
         ?? (isCurrent ? s.snapshot.title : nil)
       let n = String(number)
+      // The place in the queue has its column; on a narrow screen it leads the title.
       let label =
-        String(repeating: " ", count: max(0, digits - n.count)) + n + ". "
-        + (title ?? Folder.title(fromName: t.path))
+        cols.number > 0
+        ? (title ?? Folder.title(fromName: t.path))
+        : String(repeating: " ", count: max(0, digits - n.count)) + n + ". "
+          + (title ?? Folder.title(fromName: t.path))
       let artist = (isCurrent ? s.snapshot.metadata.artist : nil) ?? info?.artist ?? ""
       let time = info?.duration ?? (isCurrent ? s.snapshot.duration : nil)
       let marker = failed ? "✗" : isCurrent ? Format.stateGlyph(s.snapshot.state) : ""
@@ -206,7 +228,9 @@ public enum Screen {
       line(
         c, r,
         row(
-          marker: marker, title: label, artist: artist, time: time.map(Format.time) ?? "",
+          marker: marker, number: cols.number > 0 ? n + "." : "", title: label, artist: artist,
+          album: (isCurrent ? s.snapshot.metadata.album : nil) ?? info?.album ?? "",
+          year: info?.year.map(String.init) ?? "", time: time.map(Format.time) ?? "",
           columns: cols), style)
     }
   }

@@ -140,9 +140,11 @@ private final class IndexReader: @unchecked Sendable {
     var tags: [String: TrackInfo] = [:]
     let rows = tracks.map { t -> LibraryEntry in
       let title = t.title ?? QueueLoader.title(fromPath: t.path)
-      tags[t.path] = TrackInfo(title: title, artist: t.artist, album: t.album, duration: t.seconds)
-      let number = t.trackNumber.map { $0 < 10 ? "0\($0) " : "\($0) " } ?? ""
-      return LibraryEntry(kind: .file, name: number + title, path: t.path)
+      tags[t.path] = TrackInfo(
+        title: title, artist: t.artist, album: t.album, duration: t.seconds,
+        track: t.trackNumber, year: t.year)
+      // The track number has a column of its own.
+      return LibraryEntry(kind: .file, name: title, path: t.path)
     }
     return IndexListing(rows: rows, tags: tags)
   }

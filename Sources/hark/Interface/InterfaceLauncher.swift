@@ -106,7 +106,8 @@ enum InterfaceLauncher {
     ui.readTags = { path in
       guard let (metadata, seconds) = Decoders.tags(path) else { return nil }
       return TrackInfo(
-        title: metadata.title, artist: metadata.artist, album: metadata.album, duration: seconds)
+        title: metadata.title, artist: metadata.artist, album: metadata.album, duration: seconds,
+        track: metadata.trackNumber, year: metadata.year)
     }
     ui.listOutputs = {
       OutputDevice.list().map { OutputChoice(name: $0.name, summary: $0.description) }
