@@ -3,6 +3,8 @@
 
   bench.py signal --seconds N OUT.wav   writes the test signal
   bench.py run ...                      measures every player and prints the table
+  bench.py run --manners ...            measures the manners instead: headset, call, MPRIS
+                                        (a PulseAudio and a session bus of its own per check)
 
 scripts/bench sets the stage first: a private PulseAudio daemon with a null sink named 'out'
 (PULSE_SERVER and PULSE_SINK in the environment), private HOME and XDG_* directories, the
@@ -16,7 +18,9 @@ import json
 import math
 import os
 import random
+import re
 import shlex
+import shutil
 import signal
 import socket
 import statistics
@@ -236,25 +240,25 @@ class Monitor:
   latency asked for here).
   """
 
-  def __init__(self, latency_ms=1, steady_anchor=False):
+  def __init__(self, latency_ms=1, steady_anchor=False, device="out"):
     """`latency_ms`: what parec asks of the sink; None for parec's default, which leaves a null
     sink deeply buffered. `steady_anchor`: only the chunks of the steady stream anchor it: each
     at most 100 ms of audio and read at least 3 ms after the one before. A monitor holds back
     what the sink could still rewind (at the default latency, about 300 ms) and hands it over
     as the sink plays on; but when parec connects, and whenever a stream comes or goes on the
     sink, it hands over all it holds at once, that much early (and then nothing for a while):
-    such a dump would date everything too early."""
+    such a dump would date everything too early. `device`: the sink whose monitor to record."""
     self.chunks = []
     self.steady_anchor = steady_anchor
     latency = [] if latency_ms is None else [f"--latency-msec={latency_ms}"]
     self.proc = PROCS.start(
-      ["parec", "--device=out.monitor", "--raw", "--format=s16le", f"--rate={RATE}",
+      ["parec", f"--device={device}.monitor", "--raw", "--format=s16le", f"--rate={RATE}",
        f"--channels={CHANNELS}", *latency], stdout=subprocess.PIPE)
     self.reader = threading.Thread(target=self._read, daemon=True)
     self.reader.start()
     if not wait_until(lambda: sum(len(c) for _, c in self.chunks) >= 4 * RATE // 10, 5):
       self.close()
-      raise RuntimeError("parec delivered nothing from 'out.monitor' in 5 s")
+      raise RuntimeError(f"parec delivered nothing from '{device}.monitor' in 5 s")
 
   def _read(self):
     fd = self.proc.stdout.fileno()
@@ -335,6 +339,51 @@ class Monitor:
       power = sum(v * v for v in part) / len(part)
       out.append((offset + f / RATE, 10 * math.log10(power / 32768.0**2) if power else -200.0))
     return out
+
+  def tone_levels(self, t1, t2, freq, window=0.02):
+    """The level (dBFS RMS, left channel) of a sine of `freq` Hz alone, in consecutive
+    `window`-second stretches from clock time `t1` to `t2`: a list of (start time, dBFS). With a
+    whole number of periods of `freq` and of another tone in each window, the other tone adds
+    nothing (a 500 Hz player under a 1000 Hz call, in 20 ms windows)."""
+    samples, offset = self._samples()
+    if offset is None:
+      return []
+    n = int(window * RATE)
+    first = max(0, math.ceil((t1 - offset) * RATE))
+    last = min(len(samples) // CHANNELS, int((t2 - offset) * RATE))
+    w = 2 * math.pi * freq / RATE
+    sines = [math.sin(w * i) for i in range(n)]
+    cosines = [math.cos(w * i) for i in range(n)]
+    out = []
+    for f in range(first, last - n + 1, n):
+      part = samples[f * CHANNELS : (f + n) * CHANNELS : CHANNELS]
+      a = sum(x * y for x, y in zip(part, sines))
+      b = sum(x * y for x, y in zip(part, cosines))
+      amp = 2 * math.hypot(a, b) / n
+      out.append((offset + f / RATE,
+                  20 * math.log10(amp / math.sqrt(2) / 32768.0) if amp > 0 else -200.0))
+    return out
+
+  def tone_db_since(self, mark, freq, window=0.02):
+    """The median level (dBFS) of a sine of `freq` Hz in `window`-second stretches of what
+    arrived after `mark` (a place from mark()), whatever its time; -200 if nothing did."""
+    data = b"".join(c for _, c in list(self.chunks))[mark:]
+    data = data[: len(data) - len(data) % 4]
+    samples = array.array("h", data)
+    if sys.byteorder != "little":
+      samples.byteswap()
+    left = samples[0::CHANNELS]
+    n = int(window * RATE)
+    w = 2 * math.pi * freq / RATE
+    sines = [math.sin(w * i) for i in range(n)]
+    cosines = [math.cos(w * i) for i in range(n)]
+    levels = []
+    for f in range(0, len(left) - n + 1, n):
+      part = left[f : f + n]
+      amp = 2 * math.hypot(sum(x * y for x, y in zip(part, sines)),
+                           sum(x * y for x, y in zip(part, cosines))) / n
+      levels.append(20 * math.log10(amp / math.sqrt(2) / 32768.0) if amp > 0 else -200.0)
+    return statistics.median(levels) if levels else -200.0
 
   def last_sound(self):
     """(time just after the last loud sample, time the recording ends); (None, end) if none."""
@@ -627,9 +676,17 @@ class Cmus(Player):
     conf = os.path.join(os.environ["HOME"], ".config", "cmus")
     os.makedirs(conf, exist_ok=True)
     with open(os.path.join(conf, "rc"), "w") as f:
-      # No D-Bus here: with MPRIS on, cmus stops at start-up to say so and waits for Enter.
-      f.write("set mpris=false\nset output_plugin=alsa\nset dsp.alsa.device=pulse\n"
-              "set softvol=false\nset continue=false\nset repeat=false\n")
+      if getattr(ctx, "manners", False):
+        # The manners (--manners): cmus as a desktop runs it, on its PulseAudio output (its
+        # stream says media.role=music) and with its MPRIS on the private session bus; a
+        # library of the files given, played in order to its end.
+        f.write("set mpris=true\nset output_plugin=pulse\nset softvol=false\n"
+                "set continue=true\nset repeat=false\nset shuffle=false\n"
+                "set play_library=true\nset aaa_mode=all\n")
+      else:
+        # No D-Bus here: with MPRIS on, cmus stops at start-up to say so and waits for Enter.
+        f.write("set mpris=false\nset output_plugin=alsa\nset dsp.alsa.device=pulse\n"
+                "set softvol=false\nset continue=false\nset repeat=false\n")
 
   def remote(self, *words, capture=False):
     r = subprocess.run(["cmus-remote", "--server", self.sock, *words], stdin=subprocess.DEVNULL,
@@ -642,7 +699,8 @@ class Cmus(Player):
     if os.path.exists(self.sock):
       os.unlink(self.sock)
     env = " ".join(f"{k}={shlex.quote(v)}" for k, v in os.environ.items()
-                   if k in ("HOME", "XDG_RUNTIME_DIR", "PULSE_SERVER", "PULSE_SINK"))
+                   if k in ("HOME", "XDG_RUNTIME_DIR", "PULSE_SERVER", "PULSE_SINK",
+                            "DBUS_SESSION_BUS_ADDRESS"))
     subprocess.run(self.tmux + ["new-session", "-d", "-x", "100", "-y", "30",
                                 f"exec env {env} TERM=xterm cmus --listen {self.sock}"],
                    check=True, timeout=10)
@@ -726,8 +784,11 @@ class Moc(Cmus):
     self.dir = os.path.join(ctx.args.tmp, "moc")
     os.makedirs(self.dir, exist_ok=True)
     path = os.path.join(self.dir, "config")
+    # MOC has no PulseAudio output: ALSA's pulse plugin is its way there (in the manners,
+    # through ALSA's 'default', as a desktop routes it).
+    device = "default" if getattr(ctx, "manners", False) else "pulse"
     with open(path, "w") as f:
-      f.write("SoundDriver = ALSA\nALSADevice = pulse\nSoftmixer_SaveState = no\n")
+      f.write(f"SoundDriver = ALSA\nALSADevice = {device}\nSoftmixer_SaveState = no\n")
     os.chmod(path, 0o600)  # MOC refuses a config file others may write
 
   def mocp(self, *words, capture=False):
@@ -1199,6 +1260,854 @@ class Ducking:
       player.stop()
 
 
+# MARK: Manners (--manners)
+
+# The README's comparison (issue 10's manners beside the peers'), from measured behaviour: who
+# pauses when the headset it plays on goes (and stays paused when it comes back), who steps
+# aside for another program's phone call and comes back after it, and who tells MPRIS the
+# truth. Every check gets a PulseAudio of its own loaded as a desktop loads it (stream-restore,
+# role-cork, switch-on-connect...: Tests/EndToEnd/desktop-pulseaudio.sh) and a session bus of
+# its own (as under dbus-run-session), so nothing one player did is left for the next. Each
+# player plays a tone to the default sink through its natural path; recorders on the sinks'
+# monitors say what was heard. A player that cannot be started gets "n/a: <why>".
+MANNERS_TONE_HZ = DUCK_TONE_HZ  # the players' tone
+PHONE_HZ = 1000  # the call's: in 20 ms windows it adds nothing to the 500 Hz level
+HEARD_DBFS = -50.0  # the player is heard: its tone above this on a monitor
+PHONE_SECONDS = 5.0
+TRACK_SECONDS = 40.0  # each of the two tracks of the MPRIS check
+# PulseAudio's modules as a desktop's default.pa loads them (no cards here: null sinks stand
+# for the speakers and a Bluetooth headset). module-role-cork mutes and asks to cork the
+# streams of role music or video while one of role phone plays; core PulseAudio (>= 14) moves
+# a vanished sink's streams to the default one (module-rescue-streams is a no-op there).
+DESKTOP_MODULES = ["module-device-restore", "module-stream-restore", "module-card-restore",
+                   "module-switch-on-port-available", "module-switch-on-connect",
+                   "module-always-sink", "module-role-cork"]
+HEADSET_PROPS = "device.description=Headset device.bus=bluetooth device.form_factor=headset"
+MPV_MPRIS = ["/usr/lib/mpv-mpris/mpris.so", "/usr/lib/x86_64-linux-gnu/mpv-mpris/mpris.so",
+             "/etc/mpv/scripts/mpris.so"]
+
+
+class Stage:
+  """A private PulseAudio (the desktop's modules, a null sink 'speakers') and a private session
+  bus for one check; the environment points at them until close()."""
+
+  count = 0
+
+  def __init__(self, tmp):
+    Stage.count += 1
+    self.dir = os.path.join(tmp, "stage", str(Stage.count))
+    os.makedirs(os.path.join(self.dir, "pulse"), exist_ok=True)
+    self.saved = {k: os.environ.get(k) for k in ("PULSE_SERVER", "PULSE_SINK",
+                                                   "PULSE_RUNTIME_PATH", "PULSE_STATE_PATH",
+                                                   "DBUS_SESSION_BUS_ADDRESS")}
+    self.procs = []
+    self.monitors = []
+    self.headset_module = None
+    bus = os.path.join(self.dir, "bus")
+    self.procs.append(PROCS.start(["dbus-daemon", "--session", "--nofork",
+                                   f"--address=unix:path={bus}"]))
+    os.environ["DBUS_SESSION_BUS_ADDRESS"] = f"unix:path={bus}"
+    if not wait_until(lambda: run_quiet(["dbus-send", "--session", "--print-reply",
+                                         "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                         "org.freedesktop.DBus.GetId"]) == 0, 15, 0.1):
+      raise RuntimeError("the private session bus did not answer in 15 s")
+    sock = os.path.join(self.dir, "pulse", "native")
+    pulse_dir = os.path.join(self.dir, "pulse")
+    os.environ.update(PULSE_SERVER=f"unix:{sock}", PULSE_RUNTIME_PATH=pulse_dir,
+                      PULSE_STATE_PATH=pulse_dir)
+    os.environ.pop("PULSE_SINK", None)  # every player plays to the default sink
+    argv = ["pulseaudio", "-n", "--daemonize=no", "--exit-idle-time=-1", "--use-pid-file=no",
+            "--log-target=stderr",
+            "-L", f"module-native-protocol-unix socket={sock} auth-anonymous=1"]
+    for m in DESKTOP_MODULES:
+      argv += ["-L", m]
+    argv += ["-L", "module-null-sink sink_name=speakers rate=48000 channels=2 "
+                   "sink_properties=device.description=Speakers"]
+    self.log = open(os.path.join(self.dir, "pulseaudio.log"), "w")
+    self.procs.append(PROCS.start(argv, stderr=self.log))
+    if not wait_until(lambda: run_quiet(["pactl", "info"]) == 0, 20, 0.1):
+      raise RuntimeError("the private PulseAudio did not answer in 20 s")
+    self.pactl("set-default-sink", "speakers")
+
+  def pactl(self, *words):
+    """pactl's output; tried three times (a loaded machine can refuse a connection)."""
+    for attempt in range(3):
+      r = subprocess.run(["pactl", *words], stdin=subprocess.DEVNULL, capture_output=True,
+                         text=True, timeout=15)
+      if r.returncode == 0:
+        return r.stdout
+      time.sleep(0.3)
+    raise RuntimeError(f"pactl {' '.join(words)}: {r.stderr.strip()}")
+
+  def add_sink(self, name, props=""):
+    arg = f"sink_properties='{props}'" if props else ""
+    module = self.pactl("load-module", "module-null-sink", f"sink_name={name}", "rate=48000",
+                        "channels=2", *([arg] if arg else [])).strip()
+    wait_until(lambda: name in self.sinks().values(), 5, 0.05)
+    return module
+
+  def load_headset(self):
+    """The headset appears, and becomes the default as a desktop makes it."""
+    self.headset_module = self.add_sink("headset", HEADSET_PROPS)
+    self.pactl("set-default-sink", "headset")
+
+  def unload_headset(self):
+    self.pactl("unload-module", self.headset_module)
+    self.headset_module = None
+
+  def sinks(self):
+    return {s["index"]: s["name"] for s in json.loads(self.pactl("-f", "json", "list", "sinks"))}
+
+  def streams(self, exclude=()):
+    """The sink inputs but those of the pids in `exclude` and of role phone: the player's."""
+    sinks = self.sinks()
+    out = []
+    for s in json.loads(self.pactl("-f", "json", "list", "sink-inputs")):
+      p = s.get("properties", {})
+      if p.get("media.role") == "phone" or p.get("application.process.id") in map(str, exclude):
+        continue
+      out.append({"sink": sinks.get(s.get("sink"), s.get("sink")), "corked": s.get("corked"),
+                  "mute": s.get("mute"), "role": p.get("media.role"),
+                  "app": p.get("application.name")})
+    return out
+
+  def monitor(self, sink):
+    m = Monitor(10, steady_anchor=True, device=sink)
+    self.monitors.append(m)
+    return m
+
+  def close(self):
+    for m in self.monitors:
+      try:
+        m.close()
+      except Exception:
+        pass
+    for p in reversed(self.procs):
+      PROCS.stop(p)
+    self.log.close()
+    for k, v in self.saved.items():
+      if v is None:
+        os.environ.pop(k, None)
+      else:
+        os.environ[k] = v
+
+
+def tone_max(mons, t1, t2, freq=MANNERS_TONE_HZ):
+  """The loudest 20 ms of the player's tone on any of `mons` from `t1` to `t2` (-200: none)."""
+  return max([db for m in mons for _, db in m.tone_levels(t1, t2, freq)] + [-200.0])
+
+
+def wait_recorded(mons, t, timeout=15):
+  """Until every recording reaches clock time `t` (a recorder of a sink that went stops)."""
+  return wait_until(lambda: all((m.end_time() or 0) >= t or m.proc.poll() is not None
+                                for m in mons), max(0.0, t - now()) + timeout, 0.05)
+
+
+def heard_on(stage, sinks, seconds=1.0):
+  """What the sinks play now: {sink: the median level (dBFS) of the player's tone in 20 ms
+  windows of `seconds` recorded afresh from each monitor; -200 for a sink that is not there}.
+  Afresh, as a recording that goes on across a stream's move between sinks dates badly: each
+  sink hands its monitor what it had rendered ahead."""
+  mons = {}
+  for s in sinks:
+    try:
+      mons[s] = stage.monitor(s)
+    except RuntimeError:
+      mons[s] = None
+  marks = {s: m.mark() for s, m in mons.items() if m}
+  time.sleep(seconds)
+  out = {}
+  for s, m in mons.items():
+    out[s] = m.tone_db_since(marks[s], MANNERS_TONE_HZ) if m else -200.0
+    if m:
+      stage.monitors.remove(m)
+      m.close()
+  return out
+
+
+def heard_now(mon, seconds=0.3):
+  end = mon.end_time()
+  return end is not None and tone_max([mon], end - seconds, end) > -30
+
+
+class MannersPlayer:
+  """What the manners need of a player, beside its Player class: start it on files as a user
+  does (it plays them in order), its own word on its state, its own 'next', stop it."""
+
+  mpris_why = None  # why there is no MPRIS to check, or None
+  sound_pid = None  # the process whose sound stream it is
+
+  def m_start(self, paths):
+    raise NotImplementedError
+
+  def m_state(self):
+    """{"state": playing/paused/stopped/exited, "track": 1-based, "position": s, ...}"""
+    raise NotImplementedError
+
+  def m_next(self):
+    raise NotImplementedError
+
+  def m_stop(self):
+    raise NotImplementedError
+
+  def track_of(self, path_or_title):
+    for i, p in enumerate(self.paths):
+      if path_or_title in (p, os.path.basename(p), os.path.splitext(os.path.basename(p))[0]):
+        return i + 1
+    return None
+
+
+class MHark(MannersPlayer, Hark):
+  how = "hark play --no-ui --device default (ALSA's pulse plugin; media.role=music)"
+
+  def m_start(self, paths):
+    self.paths = paths
+    self.stop_server()  # its session server watches this check's PulseAudio and bus
+    self.proc = Stamped([self.bin, "play", "--no-ui", "--device", "default", "--new", *paths])
+    self.sound_pid = self.proc.proc.pid
+
+  def m_state(self):
+    if self.proc.exited is not None:
+      return {"state": "exited", "said": f"status {self.proc.proc.returncode}: "
+                                         f"{self.proc.last_line() or '(an empty line)'}"}
+    r = subprocess.run([self.bin, "status", "--json"], stdin=subprocess.DEVNULL,
+                       capture_output=True, text=True, timeout=15)
+    if r.returncode != 0:
+      return {"state": "?", "said": r.stderr.strip()}
+    for s in json.loads(r.stdout).get("sessions", []):
+      if s.get("name") == "hark" and s.get("pid") == self.proc.proc.pid:
+        pb = s.get("playback") or {}
+        return {"state": pb.get("state"), "track": self.track_of(pb.get("title")),
+                "position": pb.get("position"), "pausedBy": pb.get("pausedBy")}
+    return {"state": "?", "said": "no session of this player in 'hark status'"}
+
+  def m_next(self):
+    run_quiet([self.bin, "ctl", "--player", str(self.proc.proc.pid), "next"], timeout=15)
+
+  def m_stop(self):
+    if getattr(self, "proc", None):
+      self.proc.stop()
+    self.stop_server()
+
+
+class MMpv(MannersPlayer, Mpv):
+  how = "mpv --ao=pulse, mpv-mpris loaded with --script"
+
+  def __init__(self, ctx):
+    super().__init__(ctx)
+    self.script = next((p for p in MPV_MPRIS if os.path.exists(p)), None)
+    if self.script is None:
+      self.mpris_why = "n/a: mpv-mpris not installed"
+
+  def m_start(self, paths):
+    self.paths = paths
+    self.ipc = os.path.join(self.ctx.args.tmp, "mpv-manners.sock")
+    if os.path.exists(self.ipc):
+      os.unlink(self.ipc)
+    self.proc = PROCS.start(["mpv", "--no-config", "--no-video", "--no-terminal", "--ao=pulse",
+                             f"--input-ipc-server={self.ipc}",
+                             *([f"--script={self.script}"] if self.script else []), *paths])
+    self.sound_pid = self.proc.pid
+    if not wait_until(lambda: os.path.exists(self.ipc) or self.proc.poll() is not None, 15):
+      raise RuntimeError("mpv opened no IPC socket in 15 s")
+
+  def command(self, *words):
+    """One JSON IPC command; its "data"."""
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(5)
+    try:
+      s.connect(self.ipc)
+      s.sendall(json.dumps({"command": list(words), "request_id": 7}).encode() + b"\n")
+      buf = b""
+      while True:
+        data = s.recv(65536)
+        if not data:
+          raise RuntimeError("mpv closed its IPC socket")
+        buf += data
+        for line in buf.split(b"\n")[:-1]:
+          msg = json.loads(line)
+          if msg.get("request_id") == 7 and "error" in msg:
+            return msg.get("data")
+    finally:
+      s.close()
+
+  def m_state(self):
+    if self.proc.poll() is not None:
+      return {"state": "exited"}
+    try:
+      pause = self.command("get_property", "pause")
+      pos = self.command("get_property", "time-pos")
+      entry = self.command("get_property", "playlist-pos")
+    except (OSError, RuntimeError, ValueError) as e:
+      return {"state": "?", "said": str(e)}
+    return {"state": "paused" if pause else "playing", "position": pos,
+            "track": entry + 1 if isinstance(entry, int) and entry >= 0 else None}
+
+  def m_next(self):
+    self.command("playlist-next")
+
+  def m_stop(self):
+    if getattr(self, "proc", None):
+      PROCS.stop(self.proc)
+
+
+class MCmus(MannersPlayer, Cmus):
+  how = "cmus, output_plugin=pulse, mpris=true"
+
+  def m_start(self, paths):
+    self.paths = paths
+    self.start()
+    self.sound_pid = self.pid
+    self.remote("-c", "-l")  # an empty library, then the files
+    self.remote("-l", *paths)
+    self.remote("-C", "view 2")
+    self.remote("-n")
+    self.remote("-p")
+
+  def m_state(self):
+    if not alive(self.pid):
+      return {"state": "exited"}
+    try:
+      out = self.remote("-Q", capture=True)
+    except (RuntimeError, subprocess.TimeoutExpired) as e:
+      return {"state": "?", "said": str(e)}
+    st = {}
+    for line in out.splitlines():
+      w = line.split(" ", 1)
+      if w[0] == "status":
+        st["state"] = w[1]
+      elif w[0] == "file":
+        st["track"] = self.track_of(w[1])
+      elif w[0] == "position":
+        st["position"] = float(w[1])
+    return st
+
+  def m_next(self):
+    self.remote("-n")
+
+  def m_stop(self):
+    self.stop()
+
+
+class MMoc(MannersPlayer, Moc):
+  how = "MOC's server through ALSA 'default' (the pulse plugin; MOC has no PulseAudio output)"
+  mpris_why = "none"
+
+  def m_start(self, paths):
+    self.paths = paths
+    self.start()
+    self.sound_pid = self.pid
+    self.mocp("-c")
+    self.mocp("-a", *paths)
+    self.mocp("-p")
+
+  def m_state(self):
+    if not alive(self.pid):
+      return {"state": "exited"}
+    try:
+      out = self.mocp("-i", capture=True)
+    except (RuntimeError, subprocess.TimeoutExpired) as e:
+      return {"state": "?", "said": str(e)}
+    st = {}
+    for line in out.splitlines():
+      k, _, v = line.partition(": ")
+      if k == "State":
+        st["state"] = {"PLAY": "playing", "PAUSE": "paused", "STOP": "stopped"}.get(v, v)
+      elif k == "File":
+        st["track"] = self.track_of(v)
+      elif k == "CurrentSec" and v.strip().isdigit():
+        st["position"] = float(v)
+    return st
+
+  def m_next(self):
+    self.mocp("-f")
+
+  def m_stop(self):
+    self.stop()
+
+
+class Mpd(MannersPlayer, Player):
+  """MPD with a private config (its socket in the run's directory, no TCP port), its pulse
+  output; driven by mpc. Measured in the manners only."""
+
+  name = "MPD"
+  how = "mpd with audio_output pulse (media.role=music), driven by mpc"
+  mpris_why = "none without a bridge (mpDris2)"
+
+  def __init__(self, ctx):
+    super().__init__(ctx)
+    self.dir = os.path.join(ctx.args.tmp, "mpd")
+    self.sock = os.path.join(self.dir, "socket")
+
+  def mpc(self, *words):
+    r = subprocess.run(["mpc", *words], stdin=subprocess.DEVNULL, capture_output=True,
+                       text=True, timeout=15, env={**os.environ, "MPD_HOST": self.sock})
+    if r.returncode != 0:
+      raise RuntimeError(f"mpc {' '.join(words)}: {r.stderr.strip()}")
+    return r.stdout
+
+  def m_start(self, paths):
+    self.paths = paths
+    shutil.rmtree(self.dir, ignore_errors=True)
+    os.makedirs(self.dir)
+    conf = os.path.join(self.dir, "mpd.conf")
+    with open(conf, "w") as f:
+      f.write(f'music_directory "{os.path.dirname(paths[0])}"\n'
+              f'db_file "{self.dir}/db"\npid_file "{self.dir}/pid"\n'
+              f'bind_to_address "{self.sock}"\nzeroconf_enabled "no"\n'
+              'audio_output {\n  type "pulse"\n  name "pulse"\n}\n')
+    self.log = open(os.path.join(self.dir, "stderr"), "w")
+    self.proc = PROCS.start(["mpd", "--no-daemon", "--stderr", conf], stderr=self.log)
+    self.sound_pid = self.proc.pid
+    if not wait_until(lambda: os.path.exists(self.sock) or self.proc.poll() is not None, 15):
+      raise RuntimeError("mpd opened no socket in 15 s")
+    if self.proc.poll() is not None:
+      raise RuntimeError(f"mpd exited: {open(self.log.name).read().strip()[-200:]}")
+    self.mpc("--wait", "update")
+    self.mpc("clear")
+    self.mpc("add", *[os.path.basename(p) for p in paths])
+    self.mpc("play")
+
+  def m_state(self):
+    if self.proc.poll() is not None:
+      return {"state": "exited"}
+    try:
+      out = self.mpc("status")
+    except (RuntimeError, subprocess.TimeoutExpired) as e:
+      return {"state": "?", "said": str(e)}
+    for line in out.splitlines():
+      m = re.match(r"\[(\w+)\]\s+#(\d+)/\d+\s+(\d+):(\d+)/", line)
+      if m:
+        return {"state": m.group(1), "track": int(m.group(2)),
+                "position": 60 * int(m.group(3)) + int(m.group(4))}
+    return {"state": "stopped"}
+
+  def m_next(self):
+    self.mpc("next")
+
+  def m_stop(self):
+    if getattr(self, "proc", None):
+      PROCS.stop(self.proc)
+    if getattr(self, "log", None):
+      self.log.close()
+
+
+MANNERS_PLAYERS = {"hark": MHark, "mpv": MMpv, "cmus": MCmus, "moc": MMoc, "mpd": Mpd}
+DEFAULT_MANNERS = "hark,mpv,cmus,moc,mpd"
+
+
+def described(st):
+  """A player's state in a few words: 'paused #1 12.3 s (route)'."""
+  if not st:
+    return "?"
+  words = [str(st.get("state"))]
+  if st.get("track"):
+    words.append(f"#{st['track']}")
+  if isinstance(st.get("position"), (int, float)):
+    words.append(f"{st['position']:.1f} s")
+  if st.get("pausedBy"):
+    words.append(f"(by {st['pausedBy']})")
+  if st.get("said"):
+    words.append(f"({st['said']})")
+  return " ".join(words)
+
+
+def db(x):
+  return None if x is None or x <= -199 else round(x, 1)
+
+
+class Manners:
+  def __init__(self, args):
+    self.args = args
+    self.ctx = Context(args)
+    self.ctx.manners = True
+    d = os.path.join(args.tmp, "manners-files")
+    os.makedirs(d, exist_ok=True)
+    self.tone = os.path.join(d, "tone60.wav")
+    self.phone = os.path.join(d, "phone.wav")
+    self.tracks = [os.path.join(d, f"track{i}.wav") for i in (1, 2)]
+    write_tone(self.tone, 60, MANNERS_TONE_HZ)
+    write_tone(self.phone, PHONE_SECONDS, PHONE_HZ, amplitude=0.3)
+    for t in self.tracks:
+      write_tone(t, TRACK_SECONDS, MANNERS_TONE_HZ)
+
+  def one(self, name, check):
+    """One check of one player on a stage of its own; its figures or {"error": why}."""
+    stage = player = None
+    started = now()
+    try:
+      stage = Stage(self.args.tmp)
+      player = MANNERS_PLAYERS[name](self.ctx)
+      return check(player, stage)
+    except Exception as e:
+      return {"error": f"{type(e).__name__}: {e}"}
+    finally:
+      if player is not None:
+        try:
+          player.m_stop()
+        except Exception as e:
+          say(f"  {name}: stopping: {e}")
+      if stage is not None:
+        stage.close()
+      PROCS.stop_all()
+      say(f"  {name}: {check.__name__} took {now() - started:.1f} s")
+
+  def run(self):
+    started = now()
+    out = {}
+    for name in self.args.players:
+      say(f"manners: {name}")
+      r = out[name] = {}
+      r["headset"] = self.one(name, self.headset)
+      r["call"] = self.one(name, self.call)
+      if name == "hark":
+        r["own_call"] = self.one(name, self.own_call)
+      r["mpris"] = self.one(name, self.mpris)
+      r["how"] = MANNERS_PLAYERS[name].how
+    return out, now() - started
+
+  def start_heard(self, player, stage, paths, sink):
+    """Starts the player on `paths` with a recorder on `sink`; returns the recorder once the
+    tone is heard there, or raises."""
+    mon = stage.monitor(sink)
+    player.m_start(paths)
+    if not wait_until(lambda: heard_now(mon), 30, 0.1):
+      raise RuntimeError(f"not heard on '{sink}' 30 s after it started "
+                         f"(it says: {described(player.m_state())})")
+    time.sleep(1.0)
+    return mon
+
+  def headset(self, player, stage):
+    """Plays on the headset (the default); the headset goes; 3 s later it comes back."""
+    stage.load_headset()
+    self.start_heard(player, stage, [self.tone], "headset")
+    r = {"before": described(player.m_state())}
+    t0 = now()
+    stage.unload_headset()
+    time.sleep(max(0.0, t0 + 1.0 - now()))
+    heard = heard_on(stage, ["speakers"])["speakers"]
+    st = player.m_state()
+    r["streams_after"] = stage.streams()
+    r["state_after"] = described(st)
+    r["heard_dbfs"] = db(heard)
+    if heard > HEARD_DBFS:
+      r["verdict"] = "keeps playing"
+    elif st.get("state") == "paused":
+      r["verdict"] = "pauses"
+    elif st.get("state") in ("stopped", "exited"):
+      r["verdict"] = f"stops ({st['state']})"
+    else:
+      r["verdict"] = f"silent, says {st.get('state')}"
+    time.sleep(max(0.0, t0 + 3.0 - now()))
+    t1 = now()
+    stage.load_headset()
+    time.sleep(max(0.0, t1 + 1.5 - now()))
+    back = heard_on(stage, ["headset", "speakers"])
+    st = player.m_state()
+    r["back_state"] = described(st)
+    r["back_streams"] = stage.streams()
+    r["back_heard_dbfs"] = {k: db(v) for k, v in back.items()}
+    where = "/".join(sorted({x["sink"] for x in r["back_streams"]})) or "?"
+    if max(back.values()) > HEARD_DBFS:
+      r["back_verdict"] = (f"keeps playing (on the {where})" if heard > HEARD_DBFS
+                           else f"resumes (on the {where})")
+    elif st.get("state") == "paused":
+      r["back_verdict"] = "stays paused"
+    else:
+      r["back_verdict"] = f"silent, says {st.get('state')}"
+    return r
+
+  def call(self, player, stage, own=False):
+    """A call while the player plays on the speakers: another program's phone-role stream (a
+    1000 Hz tone, PHONE_SECONDS), or hark's own `hark call` when `own`."""
+    mon = self.start_heard(player, stage, [self.tone], "speakers")
+    s0, t_s0 = player.m_state(), now()
+    tc = now()
+    if own:
+      stage.add_sink("earpiece")  # its ring and voice, away from the recording
+      call = PROCS.start([self.args.hark, "call", "--ring", "1", "--talk", "3", "--device",
+                          "pulse"], env={**os.environ, "PULSE_SINK": "earpiece"})
+    else:
+      call = PROCS.start(["paplay", "--property=media.role=phone",
+                          "--property=application.name=Phone call", self.phone])
+    time.sleep(max(0.0, tc + 1.5 - now()))
+    during = heard_on(stage, ["speakers"])["speakers"]
+    mid = player.m_state()
+    r = {"before": described(s0), "streams_during": stage.streams(exclude=[call.pid]),
+         "state_during": described(mid), "heard_during_dbfs": db(during)}
+    if not wait_until(lambda: call.poll() is not None, 30, 0.01):
+      raise RuntimeError("the call did not end in 30 s")
+    te = now()
+    s1 = player.m_state()
+    r["call_s"] = round(te - tc, 2)
+    wait_recorded([mon], te + 3.5)
+    if isinstance(s0.get("position"), (int, float)) and isinstance(s1.get("position"),
+                                                                  (int, float)):
+      r["position_advanced_s"] = round(s1["position"] - s0["position"], 1)
+      r["wall_s"] = round(now() - t_s0, 1)
+    # When it is heard again: the first 20 ms of its tone in the recording from half a second
+    # before the call's end (the recording of a sink whose streams stay put keeps time).
+    back = next((t for t, x in mon.tone_levels(te - 0.5, te + 3.5, MANNERS_TONE_HZ)
+                 if x > HEARD_DBFS), None)
+    r["heard_again_after_s"] = round(back - te, 2) if back is not None else None
+    st = player.m_state()
+    r["state_after"] = described(st)
+    silenced = any(s["mute"] or s["corked"] for s in r["streams_during"])
+    if during > HEARD_DBFS:
+      r["verdict"] = "keeps playing"
+    elif mid.get("state") == "paused":
+      r["verdict"] = "pauses"
+    elif mid.get("state") == "playing" and silenced:
+      r["verdict"] = "silenced by the server, plays on"
+    else:
+      r["verdict"] = f"silent, says {mid.get('state')}"
+    if r["verdict"] == "keeps playing":
+      r["after_verdict"] = "keeps playing"
+      r["heard_again_after_s"] = None  # it never stopped
+    elif back is not None and r["verdict"].startswith("silenced"):
+      # The server unmuted it: what played meanwhile was lost.
+      r["after_verdict"] = (f"heard again ({max(0.0, back - te):.1f} s); "
+                            f"{r.get('position_advanced_s', '?')} s played unheard")
+    elif back is not None:
+      r["after_verdict"] = f"resumes ({max(0.0, back - te):.1f} s)"
+    elif st.get("state") == "paused":
+      r["after_verdict"] = "stays paused"
+    else:
+      r["after_verdict"] = f"silent, says {st.get('state')}"
+    return r
+
+  def own_call(self, player, stage):
+    return self.call(player, stage, own=True)
+
+  # The MPRIS side: straight over the bus with dbus-send, and through playerctl.
+
+  @staticmethod
+  def bus_names():
+    r = subprocess.run(["dbus-send", "--session", "--print-reply=literal",
+                        "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus",
+                        "org.freedesktop.DBus.ListNames"], capture_output=True, text=True,
+                       timeout=15)
+    return re.findall(r"org\.mpris\.MediaPlayer2\.[\w.\-]+", r.stdout)
+
+  @staticmethod
+  def prop(bus, name):
+    r = subprocess.run(["dbus-send", "--session", "--print-reply=literal", "--reply-timeout=5000",
+                        f"--dest={bus}", "/org/mpris/MediaPlayer2",
+                        "org.freedesktop.DBus.Properties.Get",
+                        "string:org.mpris.MediaPlayer2.Player", f"string:{name}"],
+                       capture_output=True, text=True, timeout=15)
+    if r.returncode != 0:
+      return f"error: {r.stderr.strip()[:80]}"
+    words = r.stdout.split()
+    return words[-1] if words else ""
+
+  def mpris(self, player, stage):
+    """Two tracks; at the last one: what MPRIS says, and `playerctl next`; then a call and the
+    headset going: does PlaybackStatus follow?"""
+    if player.mpris_why:
+      return {"verdict": player.mpris_why}
+    stage.load_headset()
+    mon = self.start_heard(player, stage, self.tracks, "headset")
+    player.m_next()
+    if not wait_until(lambda: (lambda s: s.get("track") == 2 and s.get("state") == "playing")(
+        player.m_state()), 15, 0.2):
+      raise RuntimeError(f"not at the last track 15 s after its own 'next' "
+                         f"(it says: {described(player.m_state())})")
+    wait_until(lambda: heard_now(mon), 10, 0.1)
+    # Two seconds into it, so that a position in whole seconds (cmus's) says something too.
+    wait_until(lambda: (player.m_state().get("position") or 0) >= 2.0, 10, 0.2)
+    deadline, names = now() + 15, []
+    while not names and now() < deadline:
+      names = self.bus_names()
+      time.sleep(0.2)
+    if not names:
+      raise RuntimeError("no org.mpris.MediaPlayer2.* name on the bus in 15 s")
+    bus = names[0]
+    short = bus[len("org.mpris.MediaPlayer2."):]
+    r = {"bus_name": bus}
+    r["playerctl_name"] = subprocess.run(
+      ["playerctl", "-p", short, "metadata", "--format", "{{playerName}}"],
+      capture_output=True, text=True, timeout=15).stdout.strip()
+    for k in ("CanGoNext", "CanGoPrevious", "CanSeek", "CanPause", "PlaybackStatus"):
+      r[k] = self.prop(bus, k)
+    t_a = now()
+    pos = self.prop(bus, "Position")
+    own = player.m_state()
+    r["read_apart_s"] = round(now() - t_a, 2)
+    r["state_at_last"] = described(own)
+    try:
+      r["position_mpris_s"] = int(pos) / 1e6
+      r["position_own_s"] = own.get("position")
+      r["position_diff_s"] = round(r["position_mpris_s"] - own["position"], 2)
+    except (TypeError, ValueError, KeyError):
+      r["position_diff_s"] = None
+    r["verdict"] = {"false": "false", "true": "true (wrong)"}.get(r["CanGoNext"], r["CanGoNext"])
+    # `playerctl next` at the last track must change nothing.
+    before = player.m_state()
+    subprocess.run(["playerctl", "-p", short, "next"], capture_output=True, timeout=15)
+    time.sleep(1.5)
+    after = player.m_state()
+    r["next_before"], r["next_after"] = described(before), described(after)
+    r["next_heard"] = heard_now(mon)
+    if after.get("state") == before.get("state") and after.get("track") == before.get(
+        "track") and r["next_heard"]:
+      r["next_verdict"] = "nothing changes"
+    else:
+      r["next_verdict"] = f"{after.get('state')}" + (
+        f", track {after.get('track')}" if after.get("track") != before.get("track") else "") + (
+        "" if r["next_heard"] else ", silent")
+      if after.get("state") != "playing":
+        r["status_verdict"] = "n/a: not playing after next"
+        return r
+    # Another program's call: what PlaybackStatus says while it lasts.
+    tc = now()
+    call = PROCS.start(["paplay", "--property=media.role=phone", self.phone])
+    time.sleep(max(0.0, tc + 1.5 - now()))
+    r["call_heard_dbfs"] = db(heard_on(stage, ["headset"])["headset"])
+    r["call_status"] = self.prop(bus, "PlaybackStatus")
+    r["call_own"] = described(player.m_state())
+    wait_until(lambda: call.poll() is not None, 30, 0.05)
+    te = now()
+    wait_until(lambda: heard_now(mon), 4, 0.1)
+    r["after_call_status"] = self.prop(bus, "PlaybackStatus")
+    r["after_call_heard"] = heard_now(mon)
+    time.sleep(max(0.0, te + 3.0 - now()))
+    # The headset goes.
+    t0 = now()
+    stage.unload_headset()
+    time.sleep(max(0.0, t0 + 1.0 - now()))
+    r["gone_heard_dbfs"] = db(heard_on(stage, ["speakers"])["speakers"])
+    r["gone_status"] = self.prop(bus, "PlaybackStatus")
+    r["gone_own"] = described(player.m_state())
+
+    def said(status, heard_db):
+      heard = (heard_db or -200) > HEARD_DBFS
+      return f"{status} ({'heard' if heard else 'silent'})"
+
+    r["status_verdict"] = (f"call: {said(r['call_status'], r['call_heard_dbfs'])}; "
+                           f"headset gone: {said(r['gone_status'], r['gone_heard_dbfs'])}")
+    return r
+
+
+def manners_lines(results, elapsed):
+  lines = [f"manners: each check on a private PulseAudio 16 loaded as a desktop loads it "
+           f"({', '.join(m[len('module-'):] for m in DESKTOP_MODULES)}) and a private session "
+           f"bus; took {elapsed / 60:.1f} min",
+           f"  the players play a {MANNERS_TONE_HZ} Hz tone to the default sink; 'heard': that "
+           f"tone above {HEARD_DBFS:g} dBFS (the median of 20 ms windows of a second recorded "
+           "afresh from a sink's monitor)",
+           "  headset: it plays on the null sink 'headset' (device.bus=bluetooth, the default); "
+           "the sink is unloaded (PulseAudio moves the stream to 'speakers'), heard 1-2 s after; "
+           "3 s later loaded again as the default, heard 1.5-2.5 s after on either sink",
+           f"  call: another program's paplay --property=media.role=phone ({PHONE_SECONDS:g} s of "
+           f"{PHONE_HZ} Hz) on the same sink, heard 1.5-2.5 s into it; 'after': its first 20 ms "
+           "heard again in a steady recording, from 0.5 s before the call's end to 3.5 s after",
+           "  MPRIS: two tracks, the player's own 'next' to the last; CanGoNext read with "
+           "dbus-send; 'playerctl next' there; Position against its own status (read together); "
+           "PlaybackStatus during a phone stream and after the headset went, beside what was "
+           "heard",
+           ""]
+  head = ["player", "headset goes", "headset back", "call", "after call",
+          "CanGoNext at last", "next at last", "Position − own",
+          "MPRIS status while paused/silenced", ""]
+  rows = []
+
+  def cell(x, key):
+    if x.get("error"):
+      return f"n/a: {x['error']}"
+    return x.get(key, "—")
+
+  for name, r in results.items():
+    h, c, m = r["headset"], r["call"], r["mpris"]
+    label = MANNERS_PLAYERS[name].name
+    if "bus_name" in m:
+      mpris = [cell(m, "verdict"), cell(m, "next_verdict"),
+               fmt_num(m.get("position_diff_s"), "+.2f", " s"), cell(m, "status_verdict")]
+    elif m.get("error"):
+      mpris = [cell(m, "verdict")] * 4
+    else:
+      mpris = [m["verdict"]] * 4
+    rows.append([label, cell(h, "verdict"), cell(h, "back_verdict"), cell(c, "verdict"),
+                 cell(c, "after_verdict"), *mpris, ""])
+    if "own_call" in r:
+      o = r["own_call"]
+      rows.append([f"{label} (hark call)", "", "", cell(o, "verdict"), cell(o, "after_verdict"),
+                   "", "", "", "", ""])
+  lines += table_lines(head, rows, left=len(head))
+  lines.append("")
+  lines.append("raw figures:")
+  for name, r in results.items():
+    label = MANNERS_PLAYERS[name].name
+    lines.append(f"  {label}: {r['how']}")
+    h = r["headset"]
+    if not h.get("error"):
+      lines.append(
+        f"    headset goes: heard on the speakers {fmt_num(h['heard_dbfs'], '.1f', ' dBFS')} "
+        f"(1-2 s after); it says '{h['state_after']}' (before: '{h['before']}'); its stream: "
+        + (", ".join(f"{s['sink']} corked={s['corked']} mute={s['mute']} role={s['role']}"
+                     for s in h["streams_after"]) or "none"))
+      lines.append(
+        f"    headset back: heard {fmt_num(h['back_heard_dbfs']['headset'], '.1f', ' dBFS')} on "
+        f"the headset, {fmt_num(h['back_heard_dbfs']['speakers'], '.1f', ' dBFS')} on the "
+        f"speakers (1.5-2.5 s after); it says '{h['back_state']}'; its stream: "
+        + (", ".join(f"{s['sink']} corked={s['corked']} mute={s['mute']}"
+                     for s in h["back_streams"]) or "none"))
+    else:
+      lines.append(f"    headset: n/a: {h['error']}")
+    for key, what in (("call", "phone stream"), ("own_call", "hark call --ring 1 --talk 3")):
+      c = r.get(key)
+      if c is None:
+        continue
+      if c.get("error"):
+        lines.append(f"    {what}: n/a: {c['error']}")
+        continue
+      lines.append(
+        f"    {what} ({c['call_s']:.1f} s): heard {fmt_num(c['heard_during_dbfs'], '.1f', ' dBFS')}"
+        f" 1.5-2.5 s into it; it says '{c['state_during']}'; its stream: "
+        + (", ".join(f"corked={s['corked']} mute={s['mute']} role={s['role']}"
+                     for s in c["streams_during"]) or "none")
+        + (f"; position advanced {c['position_advanced_s']:.1f} s in {c['wall_s']:.1f} s"
+           if c.get("position_advanced_s") is not None else "")
+        + (f"; heard again {c['heard_again_after_s']:+.2f} s from its end (the call "
+           "process's exit)"
+           if c["heard_again_after_s"] is not None else "")
+        + f"; then it says '{c['state_after']}'")
+    m = r["mpris"]
+    if m.get("error"):
+      lines.append(f"    MPRIS: n/a: {m['error']}")
+    elif "bus_name" in m:
+      lines.append(
+        f"    MPRIS {m['bus_name']} (playerctl: '{m['playerctl_name']}') at the last track: "
+        f"CanGoNext {m['CanGoNext']}, CanGoPrevious {m['CanGoPrevious']}, CanSeek "
+        f"{m['CanSeek']}, PlaybackStatus {m['PlaybackStatus']}; Position "
+        f"{fmt_num(m.get('position_mpris_s'), '.2f', ' s')} against its own "
+        f"{fmt_num(m.get('position_own_s'), '.2f', ' s')} (read {m['read_apart_s']:.2f} s apart)")
+      lines.append(f"    playerctl next at the last track: '{m['next_before']}' -> "
+                   f"'{m['next_after']}'" + ("" if m["next_heard"] else ", then silent"))
+      if "call_status" in m:
+        lines.append(
+          f"    during a phone stream: PlaybackStatus {m['call_status']}, it says "
+          f"'{m['call_own']}', heard {fmt_num(m['call_heard_dbfs'], '.1f', ' dBFS')}; after it: "
+          f"{m['after_call_status']} ({'heard' if m['after_call_heard'] else 'silent'}); "
+          f"headset gone: {m['gone_status']}, it says '{m['gone_own']}', heard "
+          f"{fmt_num(m['gone_heard_dbfs'], '.1f', ' dBFS')} on the speakers")
+    else:
+      lines.append(f"    MPRIS: {m['verdict']}")
+  return lines
+
+
+def manners_main(args):
+  results, elapsed = Manners(args).run()
+  text = "\n".join(manners_lines(results, elapsed))
+  print(text, flush=True)
+  if args.json:
+    with open(args.json, "w") as f:
+      json.dump({"manners": results, "elapsed_s": elapsed, "heard_dbfs": HEARD_DBFS,
+                 "tone_hz": MANNERS_TONE_HZ, "phone_hz": PHONE_HZ,
+                 "modules": DESKTOP_MODULES}, f, indent=2)
+      f.write("\n")
+
+
 # MARK: The report
 
 # Measured on the issue author's machine, for orientation (CPU s per minute, peak RSS MB).
@@ -1466,15 +2375,17 @@ def main():
   g.add_argument("out")
   r = sub.add_parser("run")
   r.add_argument("--hark", required=True)
-  r.add_argument("--decoder", required=True)
-  r.add_argument("--rusage", required=True)
-  r.add_argument("--files", required=True)
+  r.add_argument("--decoder")  # these three: all but --manners
+  r.add_argument("--rusage")
+  r.add_argument("--files")
   r.add_argument("--tmp", required=True)
   r.add_argument("--tmux-socket", required=True)
   r.add_argument("--seconds", type=float, required=True)
   r.add_argument("--runs", type=int, default=1)
   r.add_argument("--json")
-  r.add_argument("--players", default=",".join(PLAYERS))
+  r.add_argument("--players")  # default: every player of the mode
+  r.add_argument("--manners", action="store_true",
+                 help="measure the manners (headset, call, MPRIS) instead: " + DEFAULT_MANNERS)
   r.add_argument("--formats", default=",".join(DEFAULT_FORMATS))
   r.add_argument("--no-ducking", action="store_true")
   args = parser.parse_args()
@@ -1483,11 +2394,15 @@ def main():
   if args.cmd == "signal":
     write_signal(args.out, args.seconds)
     return 0
-  args.players = [p for p in args.players.split(",") if p]
+  known = MANNERS_PLAYERS if args.manners else PLAYERS
+  args.players = [p for p in (args.players or (DEFAULT_MANNERS if args.manners else
+                                               ",".join(PLAYERS))).split(",") if p]
   args.formats = [f for f in args.formats.split(",") if f]
   for p in args.players:
-    if p not in PLAYERS:
-      parser.error(f"unknown player '{p}'; choose from {', '.join(PLAYERS)}")
+    if p not in known:
+      parser.error(f"unknown player '{p}'; choose from {', '.join(known)}")
+  if not args.manners and not (args.decoder and args.rusage and args.files):
+    parser.error("--decoder, --rusage and --files are needed (but with --manners)")
   for f in args.formats:
     if f not in FORMATS:
       parser.error(f"unknown format '{f}'; choose from {', '.join(FORMATS)}")
@@ -1498,6 +2413,9 @@ def main():
   signal.signal(signal.SIGTERM, on_signal)
   signal.signal(signal.SIGHUP, on_signal)
   try:
+    if args.manners:
+      manners_main(args)
+      return 0
     results, info, elapsed = measure(args)
     ducking = None
     if "hark" in args.players and not args.no_ducking:
