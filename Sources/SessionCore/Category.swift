@@ -1,5 +1,5 @@
-/// What an app's audio means (SPEC.md §1); the session server decides from it who mixes,
-/// who is interrupted and who silent mode mutes.
+/// What an app's audio means (the category table in docs/MANNERS.md); the session server
+/// decides from it who mixes, who is interrupted and who silent mode mutes.
 public enum Category: String, Sendable, Hashable, Codable, CaseIterable {
   /// The default: sound that is part of the app, silenced by silent mode, never mixes.
   case soloAmbient
@@ -14,7 +14,8 @@ public enum Category: String, Sendable, Hashable, Codable, CaseIterable {
   /// Offline processing; produces no output of its own.
   case audioProcessing
 
-  /// Whether silent mode (G2) mutes this category: the "yes" rows of SPEC.md's table.
+  /// Whether silent mode (G2) mutes this category: the "yes" rows of the category table in
+  /// docs/MANNERS.md.
   public var isSilencedBySilentMode: Bool {
     switch self {
     case .soloAmbient, .ambient: true
@@ -23,7 +24,7 @@ public enum Category: String, Sendable, Hashable, Codable, CaseIterable {
   }
 
   /// Whether mixWithOthers and duckOthers apply: only to playback and playAndRecord, whose row
-  /// in SPEC.md's table says "no; yes with mixWithOthers".
+  /// in the category table in docs/MANNERS.md says they mix only with an option.
   public var acceptsOptions: Bool {
     switch self {
     case .playback, .playAndRecord: true

@@ -1,4 +1,4 @@
-/// The remote commands an app can receive (SPEC.md §1, MPRemoteCommandCenter's vocabulary).
+/// The remote commands an app can receive (docs/MANNERS.md's words; MPRemoteCommandCenter's).
 public enum RemoteCommandKind: String, Sendable, Hashable, Codable, CaseIterable {
   case play, pause, togglePlayPause, stop, nextTrack, previousTrack
   case seekForward, seekBackward, skipForward, skipBackward, changePlaybackPosition

@@ -125,8 +125,8 @@ public struct SessionRecord: Sendable, Hashable {
 
 /// The session server's decisions, as a value: state + event → new state + notifications.
 ///
-/// Implements G2 and G7–G16 of SPEC.md. It has no clock and does no I/O; the server feeds it
-/// events in the order they arrive and delivers what it returns.
+/// Implements G2 and G7–G16 of docs/MANNERS.md. It has no clock and does no I/O; the server
+/// feeds it events in the order they arrive and delivers what it returns.
 public struct SessionPolicy: Sendable, Hashable {
   public private(set) var sessions: [SessionID: SessionRecord] = [:]
   public private(set) var silentMode: Bool
@@ -272,7 +272,7 @@ public struct SessionPolicy: Sendable, Hashable {
     case .setCategory(let id, let category, let mode, let options):
       guard var s = sessions[id] else { return .unknownSession(id) }
       // As AVAudioSession does: mixing options belong to the categories whose mixing they
-      // change; on the others they would contradict SPEC.md's table.
+      // change; on the others they would contradict the category table in docs/MANNERS.md.
       guard options.isEmpty || category.acceptsOptions else {
         return .optionsNotAllowed(category, options)
       }

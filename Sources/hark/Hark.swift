@@ -11,7 +11,8 @@ struct Hark: AsyncParsableCommand {
     abstract: "A terminal music player with the manners of a phone's music app.",
     discussion: """
       Every hark process is a client of the per-user session server, which decides who plays, \
-      who is interrupted and who is ducked (SPEC.md rules G1–G20). It starts on demand.
+      who is interrupted and who is ducked (the rules G1–G20 of docs/MANNERS.md). It starts on \
+      demand.
       """,
     version: "0.1.0",
     subcommands: [

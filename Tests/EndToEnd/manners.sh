@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The player's manners end to end, with the real headless player on a PulseAudio null sink and
-# the real simulated apps (issue 4's list), including SPEC.md's acceptance scenarios 1, 2, 3
-# and 5, measured on the sink's recording.
+# the real simulated apps (issue 4's list), including the acceptance scenarios 1, 2, 3 and 5
+# of docs/MANNERS.md, measured on the sink's recording.
 source "$(dirname "$0")/lib.sh"
 start_pulse
 # The other apps sound on the other sink, so that the recording of "out" is hark alone.

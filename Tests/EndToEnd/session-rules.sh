@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# SPEC rules through real processes: a crashed call (G14), refusal during a call (G10), a
-# navigation prompt ducking (G9, G13), alarm and assistant (G13), silent mode (G2), routes (G4–G6).
+# The rules of docs/MANNERS.md through real processes: a crashed call (G14), refusal during a
+# call (G10), a navigation prompt ducking (G9, G13), alarm and assistant (G13), silent mode
+# (G2), routes (G4–G6).
 source "$(dirname "$0")/lib.sh"
 
 # --- G14: a call that crashes mid-call. The music is told, stays paused, and can play again.

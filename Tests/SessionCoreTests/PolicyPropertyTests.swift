@@ -180,9 +180,10 @@ struct Coverage {
   }
 }
 
-/// The rules of G9 and G11 restated from SPEC.md, independently of `SessionCore`.
+/// The rules of G9 and G11 restated from docs/MANNERS.md, independently of `SessionCore`.
 enum SpecRules {
-  /// SPEC.md §1's "mixes with others" column; duckOthers implies mixing.
+  /// The "mixes with others" column of docs/MANNERS.md's category table; duckOthers implies
+  /// mixing.
   static func mixes(_ p: Profile) -> Bool {
     switch p.category {
     case .ambient: true

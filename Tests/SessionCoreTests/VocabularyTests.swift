@@ -2,7 +2,8 @@ import Testing
 
 @testable import SessionCore
 
-/// SPEC.md §1's category table, and the small value types the policy and the wire share.
+/// The category table in docs/MANNERS.md, and the small value types the policy and the wire
+/// share.
 @Suite(.timeLimit(.minutes(2))) struct VocabularyTests {
   struct Row: Sendable, CustomTestStringConvertible {
     var category: Category
@@ -12,7 +13,8 @@ import Testing
     var testDescription: String { category.rawValue }
   }
 
-  /// SPEC.md §1, row by row. duckOthers implies mixing where options apply at all.
+  /// The category table in docs/MANNERS.md, row by row. duckOthers implies mixing where options
+  /// apply at all.
   static let table: [Row] = [
     Row(category: .soloAmbient, silenced: true, mixes: (false, false, false)),
     Row(category: .ambient, silenced: true, mixes: (true, true, true)),

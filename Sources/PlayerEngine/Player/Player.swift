@@ -19,8 +19,8 @@ public protocol PlayerSession: AnyObject, Sendable {
   func outputLost(_ route: Route) async -> Bool
 }
 
-/// The music player: a queue, an `AudioEngine`, and the manners (SPEC.md G1–G20) that decide
-/// when it plays.
+/// The music player: a queue, an `AudioEngine`, and the manners (G1–G20 of docs/MANNERS.md)
+/// that decide when it plays.
 ///
 /// Everything that moves it — remote commands from any source, the user's edits, session
 /// events, the engine's events — goes through one input queue, handled one at a time on one
