@@ -7,7 +7,7 @@ import Glibc
 ///
 /// Opened non-blocking: `write` takes what there is room for and, when there is none, waits in
 /// `poll` on the device's descriptors and the engine's wake pipe together, so a pause never
-/// waits for the device to make room (STYLE.md §6: the render thread blocks on the device only).
+/// waits for the device to make room (docs/HACKING.md, "The audio path": the render thread blocks on the device only).
 public final class PlaybackDevice: AudioOutput {
   private let pcm: OpaquePointer
   public let format: PCMFormat

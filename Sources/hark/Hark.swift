@@ -53,7 +53,7 @@ struct Hark: AsyncParsableCommand {
       }
     } catch {
       // ArgumentParser's usage errors exit 64 with "Error: ..."; ours say "hark: ..." and exit
-      // 2, like every other hark message (STYLE.md §5).
+      // 2, like every other hark message (docs/HACKING.md, "Messages for people").
       if exitCode(for: error) == .validationFailure {
         FileHandleStderr.write("hark: \(message(for: error))\n")
         FileHandleStderr.write("Run 'hark --help' (or 'hark <command> --help') for usage.\n")

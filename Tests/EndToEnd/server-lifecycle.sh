@@ -30,7 +30,7 @@ XDG_RUNTIME_DIR="$quick" "$HARK_BIN" session-server --stop >/dev/null
 unset TMPDIR
 pass "a missing or unusable XDG_RUNTIME_DIR gets a one-line error (naming the directory to export where a server runs)"
 
-# --- Bad usage: "hark: ..." on stderr and exit status 2 (STYLE.md §5).
+# --- Bad usage: "hark: ..." on stderr and exit status 2 (docs/HACKING.md, "Messages for people").
 set +e
 out=$("$HARK_BIN" call --ring soon 2>&1); rc=$?
 set -e

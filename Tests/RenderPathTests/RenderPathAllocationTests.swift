@@ -6,7 +6,7 @@ import Testing
 
 @testable import PlayerEngine
 
-/// STYLE.md §6 and the engine's contract: the render thread allocates nothing once it runs.
+/// docs/HACKING.md ("The audio path") and the engine's contract: the render thread allocates nothing once it runs.
 /// A test-only C target replaces malloc and its kin for this test binary and counts the calls
 /// made on the render thread while it plays, is paused and resumed, is ducked, seeks, and
 /// crosses a gapless track change.

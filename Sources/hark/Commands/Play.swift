@@ -152,7 +152,7 @@ struct Ctl: AsyncParsableCommand {
 }
 
 /// The player's session; when no server can be reached, nil, and the user is told what that
-/// means (STYLE.md §5: say it, and play on).
+/// means (docs/HACKING.md, "Messages for people": say it, and play on).
 /// `quietly`: the terminal interface says it on its status line, not on stderr.
 func connectOrPlayAlone(quietly: Bool = false) async -> AudioSession? {
   var configuration = AudioSession.Configuration(name: "hark")

@@ -4,7 +4,7 @@ import PlayerEngine
 import TerminalUI
 
 /// hark's own log, `$XDG_STATE_HOME/hark/hark.log` (default `~/.local/state/hark/hark.log`),
-/// for what matters but does not belong on the screen (STYLE.md §5): no MPRIS without a
+/// for what matters but does not belong on the screen (docs/HACKING.md, "Messages for people"): no MPRIS without a
 /// session bus, details of errors. Appends one timestamped line; never fails loudly. Rotated
 /// like the session server's log (`RotatingLogFile`): past 1 MiB it moves to hark.log.1
 /// (replacing the one before) and starts afresh.

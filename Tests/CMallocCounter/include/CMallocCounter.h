@@ -3,7 +3,7 @@
 #include <pthread.h>
 
 /* Counts the heap allocations made on one thread, for tests that the render path allocates
-   nothing (STYLE.md §8). Linking this target into a test binary replaces malloc and its kin
+   nothing (docs/HACKING.md, "The audio path"). Linking this target into a test binary replaces malloc and its kin
    for the whole process; each call forwards to the C library's own. */
 
 /* 1 when malloc is counted; 0 in a build under a sanitizer, which owns malloc itself. */
