@@ -14,8 +14,10 @@
 # process of its own; hark itself never loads them.
 # libtagc0-dev: TagLib's C binding, for the hark-tags helper that reads tags for the library
 # index (hark itself never loads TagLib); libsqlite3-dev: the index itself.
-HARK_RUNTIME_PACKAGES=(procps pkgconf libasound2-dev libsndfile1-dev libncurses-dev libdbus-1-dev
-  libpulse-dev libasound2-plugins alsa-utils sound-theme-freedesktop espeak-ng
+# make: `make install` (the Makefile) puts hark, its helpers, the man page, the completions
+# and the assets under a prefix.
+HARK_RUNTIME_PACKAGES=(procps pkgconf make libasound2-dev libsndfile1-dev libncurses-dev
+  libdbus-1-dev libpulse-dev libasound2-plugins alsa-utils sound-theme-freedesktop espeak-ng
   libavformat-dev libavcodec-dev libswresample-dev libavutil-dev libtagc0-dev libsqlite3-dev)
 # What the tests need on top: python3 reads `hark status --json` and measures recordings, tmux
 # drives the UI tests, PulseAudio's null sink plays in real time and parec records it, sox
@@ -32,11 +34,13 @@ HARK_RUNTIME_PACKAGES=(procps pkgconf libasound2-dev libsndfile1-dev libncurses-
 # icecast2 is a real internet radio station on loopback (radio.sh, fed by ffmpeg), and curl
 # sets its titles and reads its status. lame, flac, vorbis-tools (oggenc), opus-tools (opusenc)
 # and wavpack make the gapless test's files as people rip them. sqlite3 makes another program's
-# database for the library index to refuse.
+# database for the library index to refuse. man-db, fish and bash-completion check what
+# `make install` puts in a temporary prefix: the man page with `man -M`, the completions loaded
+# where fish and bash-completion look for them.
 HARK_TEST_PACKAGES=("${HARK_RUNTIME_PACKAGES[@]}" python3 tmux pulseaudio pulseaudio-utils sox gcc
   dbus-daemon dbus-bin playerctl pipewire pipewire-bin wireplumber libpipewire-0.3-modules
   libspa-0.2-modules ffmpeg python3-dbusmock kitty xvfb xdotool icecast2 curl
-  lame flac vorbis-tools opus-tools wavpack sqlite3)
+  lame flac vorbis-tools opus-tools wavpack sqlite3 man-db fish bash-completion)
 
 # install_packages NAME...: apt-get update, then apt-get install -y, as root or through sudo.
 install_packages() {
