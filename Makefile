@@ -5,7 +5,8 @@
 # DESTDIR (for packagers) goes before every installed path; the installed hark finds its assets
 # in $(PREFIX)/share/hark/assets, beside its bin/. Installed: hark and its helpers hark-ffmpeg
 # and hark-tags in bin/ (hark looks for them beside itself), the man page, completions for
-# bash, zsh and fish (written by hark itself, through swift-argument-parser), and assets/.
+# bash, zsh and fish (written by hark itself, through swift-argument-parser), assets/, and the
+# documentation in share/doc/hark (README.md, LICENSE and docs/, whose links stay relative).
 
 PREFIX ?= /usr/local
 SWIFT ?= swift
@@ -21,6 +22,8 @@ zshdir = $(root)/share/zsh/site-functions
 fishdir = $(root)/share/fish/vendor_completions.d
 sharedir = $(root)/share/hark
 assetsdir = $(sharedir)/assets
+docdir = $(root)/share/doc/hark
+docs = README.md LICENSE docs/MANNERS.md docs/TOUR.md docs/PROTOCOL.md docs/HACKING.md
 programs = hark hark-ffmpeg hark-tags
 completions = '$(bashdir)/hark' '$(zshdir)/_hark' '$(fishdir)/hark.fish'
 # What is in assets/, a line each ("music/01 Morning Light.flac": the names have spaces); the
@@ -46,6 +49,7 @@ install: build
 	chmod 644 $(completions)
 	$(asset_files) | while IFS= read -r f; do \
 	  install -D -m 644 "$$f" '$(assetsdir)'/"$$f" || exit 1; done
+	for f in $(docs); do install -D -m 644 "$$f" '$(docdir)'/"$$f" || exit 1; done
 
 # The folders under share/hark go once empty; those shared with other programs (bin/, man1/,
 # the completion folders) stay.
@@ -55,3 +59,5 @@ uninstall:
 	$(asset_dirs) | while IFS= read -r d; do \
 	  rmdir --ignore-fail-on-non-empty '$(assetsdir)'/"$$d" 2>/dev/null || true; done
 	rmdir --ignore-fail-on-non-empty '$(assetsdir)' '$(sharedir)' 2>/dev/null || true
+	rm -f $(docs:%='$(docdir)/%')
+	rmdir --ignore-fail-on-non-empty '$(docdir)/docs' '$(docdir)' 2>/dev/null || true

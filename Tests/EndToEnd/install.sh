@@ -28,7 +28,9 @@ took=$((SECONDS - start))
 expected=$( (cd "$repo/assets" && find . -type f -printf 'share/hark/assets/%P\n')
   printf '%s\n' bin/hark bin/hark-ffmpeg bin/hark-tags bin/other share/man/man1/hark.1 \
     share/man/man1/other.1 share/bash-completion/completions/hark share/zsh/site-functions/_hark \
-    share/fish/vendor_completions.d/hark.fish)
+    share/fish/vendor_completions.d/hark.fish share/doc/hark/README.md share/doc/hark/LICENSE \
+    share/doc/hark/docs/MANNERS.md share/doc/hark/docs/TOUR.md share/doc/hark/docs/PROTOCOL.md \
+    share/doc/hark/docs/HACKING.md)
 installed=$(find "$stage" ! -type d | sed "s|^$root/||")
 diff <(sort <<<"$expected") <(sort <<<"$installed") >"$E2E_DIR/files.diff" ||
   fail "not the files expected (- expected, + installed): $(cat "$E2E_DIR/files.diff")"
@@ -155,4 +157,5 @@ make_ uninstall >>"$E2E_DIR/make-uninstall.log" 2>&1 || fail "a second make unin
 left=$(find "$stage" ! -type d | sed "s|^$root/||" | sort | tr '\n' ' ')
 [ "$left" = "bin/other share/man/man1/other.1 " ] || fail "after make uninstall, files left: $left"
 [ ! -e "$root/share/hark" ] || fail "make uninstall left $prefix/share/hark"
+[ ! -e "$root/share/doc/hark" ] || fail "make uninstall left $prefix/share/doc/hark"
 pass "make uninstall removed what it installed and share/hark, and left the others' files"
