@@ -108,7 +108,8 @@ import Testing
     #expect(
       file.metadata
         == TrackMetadata(
-          title: "Two Lines", artist: "The Artist", album: "An Album", trackNumber: 3))
+          title: "Two Lines", artist: "The Artist", album: "An Album", trackNumber: 3,
+          year: 2004))
     #expect(file.tags["album_artist"] == "Various")
     #expect(file.tags["date"] == "2004")
     #expect(file.codec == "aac")
