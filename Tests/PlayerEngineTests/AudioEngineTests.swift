@@ -162,6 +162,7 @@ import Testing
     try #require(await rig.eventually { rig.framesWritten >= pausedAt + 4_410 })
     rig.engine.pause()
     let frames = counterFrames(output)
+    try #require(frames.count > pausedAt, "\(frames.count) frames recorded, paused at \(pausedAt)")
     #expect(difference(Array(frames[0..<pausedAt]), Array(0..<pausedAt)) == nil)
     #expect(frames[pausedAt] == heard)
     #expect(
@@ -229,6 +230,7 @@ import Testing
     try #require(await rig.eventually { rig.framesWritten >= seekedAt + 4_410 })
     rig.engine.pause()
     let frames = counterFrames(output)
+    try #require(frames.count >= seekedAt, "\(frames.count) frames recorded, seeked at \(seekedAt)")
     #expect(difference(Array(frames[0..<seekedAt]), Array(0..<seekedAt)) == nil)
     #expect(
       difference(Array(frames[seekedAt...].prefix(4_410)), Array(882_000..<886_410)) == nil)
@@ -266,7 +268,9 @@ import Testing
     let seekedAt = try #require(discardFrame(output))
     try #require(await rig.eventually { rig.framesWritten >= seekedAt + 2_205 })
     rig.engine.pause()
-    return Array(counterFrames(output)[seekedAt...].prefix(2_205))
+    let frames = counterFrames(output)
+    try #require(frames.count >= seekedAt, "\(frames.count) frames recorded, seeked at \(seekedAt)")
+    return Array(frames[seekedAt...].prefix(2_205))
   }
 
   /// The decode thread runs ahead: near the end of A it is already decoding B. A seek is within
@@ -308,7 +312,9 @@ import Testing
     let cutAt = try #require(discardFrame(output, first: true))
     try #require(await rig.eventually { rig.framesWritten >= cutAt + 4_410 })
     rig.engine.pause()
-    let after = Array(counterFrames(output)[cutAt...].prefix(4_410))
+    let frames = counterFrames(output)
+    try #require(frames.count >= cutAt, "\(frames.count) frames recorded, cut over at \(cutAt)")
+    let after = Array(frames[cutAt...].prefix(4_410))
     #expect(difference(after, Array(1_000_000..<1_004_410)) == nil)
     #expect(rig.devices.opened.count == 1)
   }
