@@ -179,23 +179,6 @@ public final class FFmpegFile: AudioDecoder {
   /// of the running executable (installed next to hark; next to the test bundle under `swift
   /// test`), else the first on PATH. Nil when there is none.
   public static func installedHelper() -> String? {
-    if let named = environment("HARK_FFMPEG_HELPER"), !named.isEmpty {
-      return named
-    }
-    var folders: [String] = []
-    if let executable = executablePath(), let slash = executable.lastIndex(of: "/") {
-      folders.append(String(executable[..<slash]))
-    }
-    if let path = environment("PATH") {
-      folders += path.split(separator: ":").map(String.init)
-    }
-    for folder in folders where !folder.isEmpty {
-      let candidate = folder + "/hark-ffmpeg"
-      var st = stat()
-      if stat(candidate, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, access(candidate, X_OK) == 0 {
-        return candidate
-      }
-    }
-    return nil
+    Platform.installedHelper("hark-ffmpeg", variable: "HARK_FFMPEG_HELPER")
   }
 }

@@ -28,17 +28,7 @@ final class TagHelper {
   /// hark-tags as the player would run it: $HARK_TAGS_HELPER, else next to the running
   /// executable (or the test bundle), else on PATH.
   static func installed() -> String? {
-    if let named = environment("HARK_TAGS_HELPER"), !named.isEmpty { return named }
-    var folders: [String] = []
-    if let executable = executablePath(), let slash = executable.lastIndex(of: "/") {
-      folders.append(String(executable[..<slash]))
-    }
-    folders += (environment("PATH") ?? "").split(separator: ":").map(String.init)
-    for folder in folders where !folder.isEmpty {
-      let candidate = folder + "/hark-tags"
-      if access(candidate, X_OK) == 0 { return candidate }
-    }
-    return nil
+    installedHelper("hark-tags", variable: "HARK_TAGS_HELPER")
   }
 
   /// The record for `path`.

@@ -220,3 +220,37 @@ import Testing
     }
   }
 }
+
+/// runHelper, which the interface runs hark-cover through: what a helper writes and how it
+/// ended, and one that hangs killed at its time.
+@Suite(.timeLimit(.minutes(1))) struct RunHelperTests {
+  @Test func itsOutputStatusAndLastErrorLineComeBack() throws {
+    let run = try runHelper(
+      "/bin/sh", ["-c", "echo out; echo one >&2; echo two >&2; exit 4"], timeout: .seconds(10))
+    #expect(run.status == 4)
+    #expect(run.output == Array("out\n".utf8))
+    #expect(run.errorLine == "two")
+    #expect(!run.timedOut)
+  }
+
+  @Test func aHelperThatHangsIsKilledAtItsTime() throws {
+    let started = monotonicNanoseconds()
+    let run = try runHelper(
+      "/bin/sh", ["-c", "echo partial; exec sleep 30"], timeout: .milliseconds(300))
+    #expect(run.timedOut)
+    #expect(run.status == nil)
+    #expect(run.output.isEmpty, "what a killed helper wrote is not to be trusted")
+    #expect(monotonicNanoseconds() - started < 10_000_000_000)
+  }
+
+  @Test func moreThanTheLimitIsKilledToo() throws {
+    let run = try runHelper("/bin/sh", ["-c", "exec yes"], timeout: .seconds(20), limit: 100_000)
+    #expect(run.timedOut)
+  }
+
+  @Test func aMissingExecutableIsAnError() {
+    #expect(throws: SystemError.self) {
+      try runHelper("/nonexistent/helper", [], timeout: .seconds(1))
+    }
+  }
+}
