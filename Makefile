@@ -3,8 +3,8 @@
 #   make install       installs hark under PREFIX (/usr/local unless told)
 #   make uninstall     removes what `make install` put there, and nothing else
 # DESTDIR (for packagers) goes before every installed path; the installed hark finds its assets
-# in $(PREFIX)/share/hark/assets, beside its bin/. Installed: hark and its helpers hark-ffmpeg
-# and hark-tags in bin/ (hark looks for them beside itself), the man page, completions for
+# in $(PREFIX)/share/hark/assets, beside its bin/. Installed: hark and its helpers hark-ffmpeg,
+# hark-tags and hark-cover in bin/ (hark looks for them beside itself), the man page, completions for
 # bash, zsh and fish (written by hark itself, through swift-argument-parser), assets/, and the
 # documentation in share/doc/hark (README.md, LICENSE and docs/, whose links stay relative).
 
@@ -24,7 +24,7 @@ sharedir = $(root)/share/hark
 assetsdir = $(sharedir)/assets
 docdir = $(root)/share/doc/hark
 docs = README.md LICENSE docs/MANNERS.md docs/TOUR.md docs/PROTOCOL.md docs/HACKING.md
-programs = hark hark-ffmpeg hark-tags
+programs = hark hark-ffmpeg hark-tags hark-cover
 completions = '$(bashdir)/hark' '$(zshdir)/_hark' '$(fishdir)/hark.fish'
 # What is in assets/, a line each ("music/01 Morning Light.flac": the names have spaces); the
 # folders deepest first.

@@ -8,6 +8,7 @@ let package = Package(
     .executable(name: "hark", targets: ["hark"]),
     .executable(name: "hark-ffmpeg", targets: ["hark-ffmpeg"]),
     .executable(name: "hark-tags", targets: ["hark-tags"]),
+    .executable(name: "hark-cover", targets: ["hark-cover"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -62,6 +63,13 @@ let package = Package(
     // The tag reader for the library index: TagLib (C++, crash-prone on hostile files) in a
     // process of its own, so that the player never loads it.
     .executableTarget(name: "hark-tags", dependencies: ["CTagLib", "Loudness", "Platform"]),
+    // The cover helper: the playing album's picture (embedded in the file, or cover.jpg and
+    // the like beside it), decoded and scaled by FFmpeg (libswscale) and made into coloured
+    // character cells by chafa, in a process of its own as the other helpers are: neither
+    // library (nor chafa's GLib) is loaded into hark, and a hostile picture costs only a cover.
+    .systemLibrary(
+      name: "CChafa", pkgConfig: "chafa", providers: [.apt(["libchafa-dev", "libswscale-dev"])]),
+    .executableTarget(name: "hark-cover", dependencies: ["CChafa", "Platform"]),
     // The library index: tags in SQLite under $XDG_CACHE_HOME/hark, scanned incrementally.
     .target(
       name: "LibraryIndex", dependencies: ["CSQLite", "Platform", "PlayerEngine", "AudioCore"]),

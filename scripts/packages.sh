@@ -13,12 +13,16 @@
 # helper, which decodes what libsndfile cannot (AAC and ALAC in .m4a, WavPack, WMA, ...) in a
 # process of its own; hark itself never loads them.
 # libtagc0-dev: TagLib's C binding, for the hark-tags helper that reads tags for the library
-# index (hark itself never loads TagLib); libsqlite3-dev: the index itself.
+# index (hark itself never loads TagLib); libsqlite3-dev: the index itself. libchafa-dev and
+# libswscale-dev: the hark-cover helper, which turns the playing album's cover into coloured
+# character cells for the interface (FFmpeg decodes and scales the picture, chafa picks the
+# cells); neither is loaded into hark itself.
 # make: `make install` (the Makefile) puts hark, its helpers, the man page, the completions
 # and the assets under a prefix.
 HARK_RUNTIME_PACKAGES=(procps pkgconf make libasound2-dev libsndfile1-dev libncurses-dev
   libdbus-1-dev libpulse-dev libasound2-plugins alsa-utils sound-theme-freedesktop espeak-ng
-  libavformat-dev libavcodec-dev libswresample-dev libavutil-dev libtagc0-dev libsqlite3-dev)
+  libavformat-dev libavcodec-dev libswresample-dev libavutil-dev libtagc0-dev libsqlite3-dev
+  libswscale-dev libchafa-dev)
 # What the tests need on top: python3 reads `hark status --json` and measures recordings, tmux
 # drives the UI tests, PulseAudio's null sink plays in real time and parec records it, sox
 # makes the test tones, gcc builds the assets test's small libsndfile checker; the MPRIS tests

@@ -39,6 +39,21 @@ static inline int cnc_window_size(int fd, int *rows, int *cols) {
   return 0;
 }
 
+/* How many colours and colour pairs the terminal has (globals that are macros in some
+   builds of curses). */
+static inline int cnc_colors(void) { return COLORS; }
+static inline int cnc_color_pairs(void) { return COLOR_PAIRS; }
+
+/* Colour pairs past 255, which COLOR_PAIR() cannot carry in an attribute: made with
+   init_extended_pair and drawn through setcchar's opts, one cell at a time (a picture's). */
+static inline int cnc_init_pair(int pair, int fg, int bg) { return init_extended_pair(pair, fg, bg); }
+static inline int cnc_put_cell(int row, int col, wchar_t ch, int pair) {
+  cchar_t cell;
+  wchar_t text[2] = {ch, 0};
+  if (setcchar(&cell, text, A_NORMAL, 0, &pair) != OK) return ERR;
+  return mvadd_wch(row, col, &cell);
+}
+
 /* Whether the locale's character set is UTF-8 (CODESET is a macro-valued enum). */
 static inline int cnc_locale_is_utf8(void) {
   const char *cs = nl_langinfo(CODESET);

@@ -34,6 +34,8 @@ public struct Settings: Hashable, Sendable {
   public var replayGainPreampDecibels = 0.0
   /// Lower a gain that would make the track's peak clip.
   public var replayGainPreventClipping = true
+  /// The playing album's cover in the interface, drawn in coloured character cells.
+  public var coverArt = true
 
   public init() {}
 
@@ -112,6 +114,9 @@ public struct Settings: Hashable, Sendable {
           continue
         }
         settings.replayGainPreampDecibels = d
+      case "cover_art":
+        guard case .boolean(let b) = value else { wrongKind("true or false"); continue }
+        settings.coverArt = b
       case "replaygain_clip":
         guard case .boolean(let b) = value else { wrongKind("true or false"); continue }
         settings.replayGainPreventClipping = b

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 15: hark installs like a real program. `make install PREFIX=… DESTDIR=…` into a
-# temporary root puts hark, hark-ffmpeg, hark-tags, the man page, the bash, zsh and fish
+# temporary root puts hark, hark-ffmpeg, hark-tags, hark-cover, the man page, the bash, zsh and fish
 # completions and the assets under DESTDIR+PREFIX and nowhere else; `man -M` reads the page;
 # bash (alone and through bash-completion) and fish load the completions and complete
 # subcommands (zsh's is checked when zsh is installed); the installed hark, with no build folder
@@ -26,7 +26,7 @@ start=$SECONDS
 make_ install >"$E2E_DIR/make-install.log" 2>&1 || fail "make install failed"
 took=$((SECONDS - start))
 expected=$( (cd "$repo/assets" && find . -type f -printf 'share/hark/assets/%P\n')
-  printf '%s\n' bin/hark bin/hark-ffmpeg bin/hark-tags bin/other share/man/man1/hark.1 \
+  printf '%s\n' bin/hark bin/hark-ffmpeg bin/hark-tags bin/hark-cover bin/other share/man/man1/hark.1 \
     share/man/man1/other.1 share/bash-completion/completions/hark share/zsh/site-functions/_hark \
     share/fish/vendor_completions.d/hark.fish share/doc/hark/README.md share/doc/hark/LICENSE \
     share/doc/hark/docs/MANNERS.md share/doc/hark/docs/TOUR.md share/doc/hark/docs/PROTOCOL.md \
@@ -35,7 +35,7 @@ installed=$(find "$stage" ! -type d | sed "s|^$root/||")
 diff <(sort <<<"$expected") <(sort <<<"$installed") >"$E2E_DIR/files.diff" ||
   fail "not the files expected (- expected, + installed): $(cat "$E2E_DIR/files.diff")"
 [ ! -e "$prefix" ] || fail "make install wrote to PREFIX without DESTDIR: $(find "$prefix")"
-for p in hark hark-ffmpeg hark-tags; do
+for p in hark hark-ffmpeg hark-tags hark-cover; do
   [ -x "$root/bin/$p" ] || fail "bin/$p is not executable"
 done
 libraries=$(ldd "$root/bin/hark")
@@ -97,7 +97,7 @@ fi
 # --- (e) The installed hark at work, with nothing of the build on PATH: a copy of hark alone
 # (no helpers beside it, no share/hark above it) is the control that fails.
 plain_path=/usr/bin:/bin
-for p in hark hark-ffmpeg hark-tags; do
+for p in hark hark-ffmpeg hark-tags hark-cover; do
   for d in ${plain_path//:/ }; do
     [ ! -e "$d/$p" ] || fail "there is a $d/$p: the test cannot tell which one runs"
   done

@@ -28,6 +28,7 @@ import Testing
       replaygain = "album"
       replaygain_preamp_db = 3.5
       replaygain_clip = false
+      cover_art = false
 
       [keys]
       play_pause = ["space", "p"]
@@ -48,6 +49,7 @@ import Testing
     #expect(settings.replayGainPreampDecibels == 3.5)
     #expect(!settings.replayGainPreventClipping)
     #expect(Settings().replayGain == "off" && Settings().replayGainPreventClipping)
+    #expect(!settings.coverArt && Settings().coverArt)
     #expect(Settings.parse("replaygain = \"loud\"").1.first?.message.contains("\"album\"") == true)
     #expect(
       Settings.parse("replaygain_preamp_db = 20").1.first?.message.contains("-15 to 15") == true)

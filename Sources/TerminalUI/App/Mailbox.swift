@@ -18,6 +18,8 @@ struct Inbox: Sendable {
   var progress: [(String, Style)] = []
   /// The tag index has been brought up to date.
   var indexUpdated = false
+  /// Covers drawn by hark-cover, with the file each is the cover of.
+  var covers: [(path: String, outcome: CoverHelper.Outcome)] = []
 }
 
 /// Where the player's observer, the background worker and the request forwarder leave things
@@ -61,6 +63,8 @@ final class BackgroundWorker: @unchecked Sendable {
     case playPlaylist(String)
     /// The queue (these paths) saved as hark's playlist `name`.
     case save([String], name: String)
+    /// The cover of a file, in at most that many cells of a palette of that many colours.
+    case cover(String, columns: Int, rows: Int, colors: Int)
   }
 
   private struct Jobs {
@@ -77,13 +81,16 @@ final class BackgroundWorker: @unchecked Sendable {
   private let listOutputs: @Sendable () -> [OutputChoice]
   private let expandFolder: @Sendable (String) -> (files: [String], problems: [String])
   private let request: @Sendable (PlayerRequest) -> Void
+  private let readCover: TerminalInterface.CoverReader?
 
   init(
     mailbox: Mailbox, readTags: @escaping @Sendable (String) -> TrackInfo?,
     listOutputs: @escaping @Sendable () -> [OutputChoice],
     expandFolder: @escaping @Sendable (String) -> (files: [String], problems: [String]),
+    readCover: TerminalInterface.CoverReader? = nil,
     request: @escaping @Sendable (PlayerRequest) -> Void
   ) {
+    self.readCover = readCover
     self.mailbox = mailbox
     self.readTags = readTags
     self.listOutputs = listOutputs
@@ -104,6 +111,10 @@ final class BackgroundWorker: @unchecked Sendable {
       switch job {
       case .tags(let paths): if !paths.isEmpty { j.tagBatches.append(paths) }
       case .outputs, .addFolder, .playPlaylist, .save: j.urgent.append(job)
+      case .cover:
+        // Only the newest cover is wanted: the track (or the window) changed since the others.
+        j.urgent.removeAll { if case .cover = $0 { true } else { false } }
+        j.urgent.append(job)
       }
     }
     semaphore.signal()
@@ -202,6 +213,10 @@ final class BackgroundWorker: @unchecked Sendable {
           line = error.message.prefix(1).uppercased() + error.message.dropFirst()
         }
         mailbox.post { $0.messages.append(line) }
+      case .job(.cover(let path, let columns, let rows, let colors)):
+        guard let readCover else { break }
+        let outcome = readCover(path, columns, rows, colors)
+        mailbox.post { $0.covers.append((path, outcome)) }
       case .job(.tags):
         break  // tags arrive as batches, never as urgent jobs
       }

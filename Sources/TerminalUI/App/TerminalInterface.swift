@@ -44,9 +44,15 @@ public final class TerminalInterface: @unchecked Sendable {
     public var startView: ViewKind = .library
     /// The tag index (artists, albums, genres, search across the library); nil: folders only.
     public var index: IndexAccess?
+    /// Draws the playing track's cover (on the background thread); nil: no covers.
+    public var readCover: CoverReader?
 
     public init(libraryFolder: String) { self.libraryFolder = libraryFolder }
   }
+
+  /// The cover of a file in at most columns x rows cells of a palette of that many colours.
+  public typealias CoverReader =
+    @Sendable (_ path: String, _ columns: Int, _ rows: Int, _ colors: Int) -> CoverHelper.Outcome
 
   private let player: any PlayerConnection
   private let configuration: Configuration
@@ -118,6 +124,8 @@ private final class InterfaceLoop {
   private var askedForProtocol = false
   /// Where each index view was opened from: its ".." goes back there.
   private var cameFrom: [String: String] = [:]
+  /// The cover last asked for: its size, palette and file.
+  private var requestedCover = ""
 
   typealias Configuration = TerminalInterface.Configuration
 
@@ -135,6 +143,7 @@ private final class InterfaceLoop {
       bindings: configuration.bindings)
     state.view = configuration.startView
     state.homeFolder = environment("HOME")
+    state.showsCover = configuration.readCover != nil
   }
 
   func run() -> Int32 {
@@ -153,7 +162,8 @@ private final class InterfaceLoop {
     let request = self.request
     worker = BackgroundWorker(
       mailbox: mailbox, readTags: configuration.readTags, listOutputs: configuration.listOutputs,
-      expandFolder: configuration.expandFolder, request: { request($0) })
+      expandFolder: configuration.expandFolder, readCover: configuration.readCover,
+      request: { request($0) })
     start(terminal)
     loop(terminal)
     finish(terminal)
@@ -323,9 +333,25 @@ private final class InterfaceLoop {
   }
 
   private func draw(_ terminal: CursesTerminal) {
+    requestCover(terminal)
     terminal.beginFrame()
     Screen.draw(state, on: terminal, now: monotonicNanoseconds())
     terminal.endFrame()
+  }
+
+  /// Asks the worker for the playing track's cover at the size the screen has room for, once
+  /// per track, size and palette. Not for a stream (its URL is no file), nor without colours.
+  private func requestCover(_ terminal: CursesTerminal) {
+    guard state.showsCover, configuration.readCover != nil,
+      let path = state.snapshot.current?.path, !path.contains("://"),
+      let room = state.layout.coverCells
+    else { return }
+    let colors = terminal.pictureColors
+    guard colors > 0 else { return }
+    let key = "\(room.columns)x\(room.rows)/\(colors) \(path)"
+    guard key != requestedCover else { return }
+    requestedCover = key
+    worker?.submit(.cover(path, columns: room.columns, rows: room.rows, colors: colors))
   }
 
   // MARK: Events
@@ -375,6 +401,16 @@ private final class InterfaceLoop {
       state.note(notice, now: now)
     }
     if !mail.tags.isEmpty { state.tags.merge(mail.tags) { _, new in new } }
+    for (path, outcome) in mail.covers {
+      switch outcome {
+      case .picture(let art): state.cover = ShownCover(path: path, art: art)
+      case .none: if state.cover?.path == path { state.cover = nil }
+      case .failed(let line):
+        // In hark.log only: a cover that cannot be drawn is not worth the status line.
+        log("no cover for '\(path)': \(line)")
+        if state.cover?.path == path { state.cover = nil }
+      }
+    }
     if let outputs = mail.outputs { state.showOutputs(outputs) }
     for (label, status) in mail.answers { state.commandAnswered(label, status, now: now) }
     for line in mail.messages { state.say(line, now: now) }

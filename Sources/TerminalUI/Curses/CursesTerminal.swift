@@ -68,7 +68,7 @@ final class CursesTerminal: Canvas {
       .normal: cnc_A_NORMAL(), .bar: reverse, .activeTab: bold, .header: bold,
       .selected: reverse, .current: bold, .folder: bold, .dim: dim, .nowPlaying: reverse | bold,
       .progress: bold, .warning: bold, .error: bold, .popup: cnc_A_NORMAL(),
-      .popupSelected: reverse,
+      .popupSelected: reverse, .picture: cnc_A_NORMAL(),
     ]
     if has_colors() {
       start_color()
@@ -91,7 +91,7 @@ final class CursesTerminal: Canvas {
           case .nowPlaying, .activeTab, .header, .current, .folder, .progress, .warning, .error,
             .popupSelected:
             bold
-          case .normal, .selected, .dim: 0
+          case .normal, .selected, .dim, .picture: 0
           }
         a[style] = cnc_COLOR_PAIR(Int32(n)) | base
       }
@@ -125,6 +125,36 @@ final class CursesTerminal: Canvas {
     attrset(attributes[style] ?? 0)
     _ = mvaddnwstr(Int32(row), Int32(column), wide, Int32(wide.count - 1))
     attrset(0)
+  }
+
+  /// The palette pictures are drawn in: 256, 16 or 8 colours; 0 without colours (no picture).
+  var pictureColors: Int {
+    guard has_colors() else { return 0 }
+    let n = cnc_colors()
+    return n >= 256 ? 256 : n >= 16 ? 16 : n >= 8 ? 8 : 0
+  }
+
+  /// The colour pair of each (foreground, background) a picture has used, from pair 64 on
+  /// (below are the styles'); made once, kept for the run.
+  private var picturePairs: [Int32: Int32] = [:]
+
+  func put(_ cell: CoverArt.Cell, row: Int, column: Int) {
+    guard isOpen, !isSuspended, row >= 0, row < rows, column >= 0, column < columns else {
+      return
+    }
+    let key = Int32(cell.foreground) << 16 | Int32(UInt16(bitPattern: cell.background))
+    var pair = picturePairs[key]
+    if pair == nil {
+      let next = Int32(64 + picturePairs.count)
+      // Out of pairs (a terminal with few): the cell is left blank rather than miscoloured.
+      guard next < cnc_color_pairs(),
+        cnc_init_pair(next, Int32(cell.foreground), Int32(cell.background)) == OK
+      else { return }
+      picturePairs[key] = next
+      pair = next
+    }
+    _ = cnc_put_cell(
+      Int32(row), Int32(column), wchar_t(bitPattern: cell.character.value), pair ?? 0)
   }
 
   /// Starts a frame: curses compares it with what is on the terminal and sends only changes.

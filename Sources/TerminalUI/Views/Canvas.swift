@@ -20,6 +20,8 @@ public enum Style: Hashable, Sendable, CaseIterable {
   case error
   case popup
   case popupSelected
+  /// A cell of the cover picture: its colours are its own.
+  case picture
 }
 
 /// Where views draw: curses on a terminal, a grid of characters in tests.
@@ -28,6 +30,8 @@ public protocol Canvas: AnyObject {
   var columns: Int { get }
   /// Draws `text` from a cell on; what does not fit in the row is cut. One row only.
   func put(_ text: String, row: Int, column: Int, style: Style)
+  /// Draws one cell of a picture in its own colours.
+  func put(_ cell: CoverArt.Cell, row: Int, column: Int)
 }
 
 /// A canvas in memory: what a terminal of that size would show, for tests.
@@ -64,6 +68,12 @@ public final class TextCanvas: Canvas {
       }
       at += w
     }
+  }
+
+  public func put(_ cell: CoverArt.Cell, row: Int, column: Int) {
+    guard row >= 0, row < rows, column >= 0, column < columns else { return }
+    cells[row][column] = String(Character(cell.character))
+    styles[row][column] = .picture
   }
 
   /// The screen's rows as text, trailing spaces kept.

@@ -109,6 +109,10 @@ public struct InterfaceState: Sendable {
   public var indexReady = false
   /// The user's home folder: the folder shown in the tab bar starts with `~` below it.
   public var homeFolder: String?
+  /// The cover last drawn for a track (hark-cover's), and whether covers are shown at all
+  /// (the config's cover_art).
+  public var cover: ShownCover?
+  public var showsCover = true
   /// The index's answer to the library's filter, when it has come for the filter now typed.
   public private(set) var searchResults: (query: String, rows: [LibraryEntry])?
 
@@ -729,5 +733,16 @@ extension String {
     while s.first == c { s = s.dropFirst() }
     while s.last == c { s = s.dropLast() }
     return String(s)
+  }
+}
+
+/// A cover picture and the file it is the cover of.
+public struct ShownCover: Hashable, Sendable {
+  public var path: String
+  public var art: CoverArt
+
+  public init(path: String, art: CoverArt) {
+    self.path = path
+    self.art = art
   }
 }

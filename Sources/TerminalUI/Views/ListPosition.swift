@@ -34,9 +34,22 @@ public struct Layout: Hashable, Sendable {
   public let rows: Int
   public let columns: Int
 
+  /// The list's width: all of it, less the cover picture's strip when one is shown.
+  public var listWidth: Int
+
   public init(rows: Int, columns: Int) {
     self.rows = rows
     self.columns = columns
+    listWidth = columns
+  }
+
+  /// The cells a cover picture may take, right of the list above the now-playing bar: as tall
+  /// as the list allows up to 12 rows, twice as wide (cells are twice as tall as wide), when
+  /// that leaves the list 60 columns. Nil when there is no room for one of 6 rows.
+  public var coverCells: (columns: Int, rows: Int)? {
+    let r = min(12, listHeight)
+    guard r >= 6, columns - 2 * r - 1 >= 60 else { return nil }
+    return (2 * r, r)
   }
 
   /// Below this there is no room for the now-playing bar and a list: say so instead.
@@ -55,14 +68,14 @@ public struct Layout: Hashable, Sendable {
     var c = ListColumns()
     // The track number, the year and the album come as the screen widens; narrow screens drop
     // the artist before squeezing the title.
-    c.number = columns >= 60 ? 4 : 0
-    c.year = columns >= 90 ? 6 : 0
-    let room = max(0, columns - 2 - c.time - c.number - c.year)
-    if columns >= 100 {
+    c.number = listWidth >= 60 ? 4 : 0
+    c.year = listWidth >= 90 ? 6 : 0
+    let room = max(0, listWidth - 2 - c.time - c.number - c.year)
+    if listWidth >= 100 {
       c.artist = room * 28 / 100
       c.album = room * 28 / 100
     } else {
-      c.artist = columns >= 60 ? room * 35 / 100 : 0
+      c.artist = listWidth >= 60 ? room * 35 / 100 : 0
     }
     c.title = room - c.artist - c.album
     return c

@@ -6,13 +6,16 @@ import SessionCore
 /// Every row is drawn to its full width, so nothing of an earlier frame survives.
 public enum Screen {
   public static func draw(_ s: InterfaceState, on c: some Canvas, now: UInt64) {
-    let layout = Layout(rows: c.rows, columns: c.columns)
+    var layout = Layout(rows: c.rows, columns: c.columns)
     guard !layout.isTooSmall else {
       drawTooSmall(s, on: c, now: now)
       return
     }
+    let art = cover(s, layout)
+    if let art { layout.listWidth = c.columns - art.columns - 1 }
     drawTabs(s, on: c, layout)
     drawList(s, on: c, layout)
+    if let art { drawCover(art, on: c, layout) }
     drawNowPlaying(s, on: c, layout)
     drawProgress(s, on: c, layout, now: now)
     drawStatus(s, on: c, layout, now: now)
@@ -98,7 +101,7 @@ public enum Screen {
     let header = row(
       marker: "", number: "#", title: "Title", artist: "Artist", album: "Album", year: "Year",
       time: "Time", columns: cols)
-    line(c, layout.headerRow, header, .header)
+    line(c, layout.headerRow, header, .header, width: layout.listWidth)
     switch s.view {
     case .library: drawLibrary(s, on: c, layout)
     case .queue: drawQueue(s, on: c, layout)
@@ -144,9 +147,9 @@ public enum Screen {
             s.folderProblem
             ?? (s.libraryFilter.isEmpty
               ? "No audio files or folders here" : "Nothing here matches '\(s.libraryFilter)'")
-          line(c, r, "  " + empty, .dim)
+          line(c, r, "  " + empty, .dim, width: layout.listWidth)
         } else {
-          line(c, r, "", .normal)
+          line(c, r, "", .normal, width: layout.listWidth)
         }
         continue
       }
@@ -180,7 +183,7 @@ public enum Screen {
         style = .folder
       }
       if index == s.libraryPosition.selected { style = .selected }
-      line(c, r, text, style)
+      line(c, r, text, style, width: layout.listWidth)
     }
   }
 
@@ -198,9 +201,9 @@ public enum Screen {
             ? "The queue is empty: in the library, \(s.firstKey(.playSelection)) plays a song "
               + "and \(s.firstKey(.addToQueue)) adds one"
             : "Nothing in the queue matches '\(s.queueFilter)'"
-          line(c, r, "  " + empty, .dim)
+          line(c, r, "  " + empty, .dim, width: layout.listWidth)
         } else {
-          line(c, r, "", .normal)
+          line(c, r, "", .normal, width: layout.listWidth)
         }
         continue
       }
@@ -231,7 +234,31 @@ public enum Screen {
           marker: marker, number: cols.number > 0 ? n + "." : "", title: label, artist: artist,
           album: (isCurrent ? s.snapshot.metadata.album : nil) ?? info?.album ?? "",
           year: info?.year.map(String.init) ?? "", time: time.map(Format.time) ?? "",
-          columns: cols), style)
+          columns: cols), style, width: layout.listWidth)
+    }
+  }
+
+  /// The cover to show: the playing track's, when it has one, the setting allows and it fits.
+  static func cover(_ s: InterfaceState, _ layout: Layout) -> CoverArt? {
+    guard s.showsCover, let shown = s.cover, shown.path == s.snapshot.current?.path,
+      let room = layout.coverCells, shown.art.columns <= room.columns,
+      shown.art.rows <= room.rows
+    else { return nil }
+    return shown.art
+  }
+
+  /// The picture at the bottom right of the list area, just above the now-playing bar; the
+  /// strip above it and the column left of it blank.
+  private static func drawCover(_ art: CoverArt, on c: some Canvas, _ layout: Layout) {
+    let left = c.columns - art.columns
+    let top = layout.listTop + layout.listHeight - art.rows
+    for r in layout.headerRow..<(layout.listTop + layout.listHeight) {
+      line(c, r, "", .normal, column: layout.listWidth)
+    }
+    for y in 0..<art.rows {
+      for x in 0..<art.columns {
+        c.put(art.cell(row: y, column: x), row: top + y, column: left + x)
+      }
     }
   }
 

@@ -121,6 +121,11 @@ enum InterfaceLauncher {
     // Artists, albums and genres from the tag index, and search across the whole library;
     // the index of the library's folder is brought up to date in the background.
     ui.index = indexAccess(root: libraryFolder)
+    if settings.coverArt {
+      ui.readCover = { path, columns, rows, colors in
+        CoverHelper.cover(of: path, columns: columns, rows: rows, colors: colors)
+      }
+    }
     ui.stateFile = stateFile
     ui.stateFileIsDamaged = stateDamaged
     ui.logPath = logPath

@@ -1,0 +1,111 @@
+import Glibc
+import Platform
+
+/// The playing album's cover as the hark-cover helper drew it (Sources/hark-cover/main.swift):
+/// character cells, each a block element or a space with a foreground and a background from
+/// the terminal's palette.
+public struct CoverArt: Hashable, Sendable {
+  /// One cell: a character one cell wide, and palette indexes (-1: the terminal's own colour).
+  public struct Cell: Hashable, Sendable {
+    public var character: Unicode.Scalar
+    public var foreground: Int16
+    public var background: Int16
+
+    public init(_ character: Unicode.Scalar, foreground: Int16, background: Int16) {
+      self.character = character
+      self.foreground = foreground
+      self.background = background
+    }
+  }
+
+  public let columns: Int
+  public let rows: Int
+  /// Row by row, `columns * rows` of them.
+  public let cells: [Cell]
+  /// Where the picture came from: "embedded", or the picture file's name beside the music.
+  public let source: String
+
+  public init(columns: Int, rows: Int, cells: [Cell], source: String) {
+    precondition(cells.count == columns * rows, "a cover's cells fill its rows")
+    self.columns = columns
+    self.rows = rows
+    self.cells = cells
+    self.source = source
+  }
+
+  public func cell(row: Int, column: Int) -> Cell { cells[row * columns + column] }
+
+  /// What hark-cover wrote; nil when it is not what the helper writes (a cell that is not one
+  /// cell wide, a colour off the palette, rows short or long are refused, never drawn).
+  public static func parse(_ bytes: [UInt8]) -> CoverArt? {
+    let text = String(decoding: bytes, as: UTF8.self)
+    let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+    guard lines.count >= 4, lines[0] == "hark-cover 1", lines[3].isEmpty else { return nil }
+    let size = lines[1].split(separator: " ")
+    guard size.count == 3, size[0] == "cells", let columns = Int(size[1]), let rows = Int(size[2]),
+      (1...200).contains(columns), (1...100).contains(rows), lines[2].hasPrefix("source ")
+    else { return nil }
+    let source = String(lines[2].dropFirst("source ".count))
+    guard lines.count >= 4 + rows else { return nil }
+    var cells: [Cell] = []
+    cells.reserveCapacity(columns * rows)
+    for line in lines[4..<(4 + rows)] {
+      let fields = line.split(separator: " ")
+      guard fields.count == columns else { return nil }
+      for field in fields {
+        let parts = field.split(separator: ",", omittingEmptySubsequences: false)
+        guard parts.count == 3, let value = UInt32(parts[0], radix: 16),
+          let scalar = Unicode.Scalar(value), TextWidth.of([scalar]) == 1 || scalar == " ",
+          let fg = Int16(parts[1]), let bg = Int16(parts[2]), (-1...255).contains(fg),
+          (-1...255).contains(bg)
+        else { return nil }
+        cells.append(Cell(scalar, foreground: fg, background: bg))
+      }
+    }
+    // Nothing but an empty last line after the rows.
+    guard lines[(4 + rows)...].allSatisfy(\.isEmpty) else { return nil }
+    return CoverArt(columns: columns, rows: rows, cells: cells, source: source)
+  }
+}
+
+/// Runs hark-cover for the interface (on its background thread: it blocks until the helper ends).
+public enum CoverHelper {
+  /// What a cover request came to.
+  public enum Outcome: Hashable, Sendable {
+    case picture(CoverArt)
+    /// The file has no cover, embedded or beside it.
+    case none
+    /// There is one but it could not be drawn, or the helper could not run: why, in a line.
+    case failed(String)
+  }
+
+  /// The cover of `path` in at most `columns` x `rows` cells of a `colors`-colour palette. A
+  /// helper that takes more than 5 s (a picture that hangs a decoder) is killed.
+  public static func cover(of path: String, columns: Int, rows: Int, colors: Int) -> Outcome {
+    guard let helper = installedHelper("hark-cover", variable: "HARK_COVER_HELPER") else {
+      return .failed("hark-cover is not installed next to hark (it draws covers)")
+    }
+    let run: HelperOutput
+    do {
+      run = try runHelper(
+        helper, ["--cells", "\(columns)x\(rows)", "--colors", String(colors), "--", path],
+        timeout: .seconds(5), limit: 1 << 20)
+    } catch {
+      return .failed("cannot start hark-cover: \(error)")
+    }
+    if run.timedOut { return .failed("hark-cover took too long over the cover of '\(path)'") }
+    switch run.status {
+    case 0?:
+      guard let art = parse(run.output) else {
+        return .failed("hark-cover wrote something it should not for '\(path)'")
+      }
+      return .picture(art)
+    case 3?: return .none
+    case let status?:
+      return .failed(run.errorLine.isEmpty ? "hark-cover failed (\(status))" : run.errorLine)
+    case nil: return .failed("hark-cover crashed on the cover of '\(path)'")
+    }
+  }
+
+  private static func parse(_ bytes: [UInt8]) -> CoverArt? { CoverArt.parse(bytes) }
+}

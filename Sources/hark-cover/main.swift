@@ -1,0 +1,187 @@
+/*
+ hark-cover — the cover of an audio file as coloured character cells, for the interface's
+ now-playing picture. FFmpeg and chafa run here, never in hark: a picture that crashes a
+ decoder costs a cover, not the player.
+
+   hark-cover [--cells COLUMNSxROWS] [--colors 8|16|256] [--] FILE
+
+ The picture: the one embedded in FILE (an MP3's APIC frame, a FLAC's PICTURE block, an MP4's
+ covr atom), else one beside it named cover, folder, front, albumart or album (.jpg, .jpeg,
+ .png, .webp, .bmp or .gif, any case), in that order. It is drawn in at most COLUMNS x ROWS
+ cells (default 24x12), its shape kept for cells twice as tall as wide, in the palette of a
+ terminal with that many colours (default 256).
+
+ stdout, on success (exit status 0):
+
+   hark-cover 1          the protocol's version
+   cells 24 12           the cells drawn: columns, rows
+   source embedded       or the picture file's name
+                         (an empty line)
+
+ then one line per row: its cells separated by spaces, each "XXXX,F,B": the character (a block
+ element or a space) as a hexadecimal Unicode scalar, and its foreground and background palette
+ indexes (-1: the terminal's own colour).
+
+ No cover anywhere: exit status 3, "no cover" on stderr. A picture that is there but cannot be
+ drawn: exit status 1 and the reason on stderr, one line. Bad usage: exit status 2.
+*/
+import CChafa
+import Glibc
+import Platform
+
+struct Request {
+  var path = ""
+  var columns = 24
+  var rows = 12
+  var colors = 256
+}
+
+/// Writes all of `text` to `fd`.
+func say(_ text: String, to fd: Int32 = 2) {
+  let bytes = Array(text.utf8)
+  var done = 0
+  while done < bytes.count {
+    let n = bytes[done...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    if n < 0 && errno == EINTR { continue }
+    if n <= 0 { return }
+    done += n
+  }
+}
+
+func usage(_ problem: String) -> Never {
+  say(
+    "hark-cover: \(problem)\n"
+      + "usage: hark-cover [--cells COLUMNSxROWS] [--colors 8|16|256] [--] FILE\n")
+  exit(2)
+}
+
+func parse(_ arguments: [String]) -> Request {
+  var request = Request()
+  var rest = arguments[...]
+  var path: String?
+  while let argument = rest.popFirst() {
+    switch argument {
+    case "--cells":
+      let parts = (rest.popFirst() ?? "").split(separator: "x")
+      guard parts.count == 2, let c = Int(parts[0]), let r = Int(parts[1]),
+        (1...200).contains(c), (1...100).contains(r)
+      else { usage("--cells wants COLUMNSxROWS, 1–200 by 1–100") }
+      request.columns = c
+      request.rows = r
+    case "--colors":
+      guard let n = Int(rest.popFirst() ?? ""), [8, 16, 256].contains(n) else {
+        usage("--colors wants 8, 16 or 256")
+      }
+      request.colors = n
+    case "--":
+      path = rest.popFirst()
+      guard rest.isEmpty else { usage("one file only") }
+    default:
+      guard path == nil, !argument.hasPrefix("-") || argument == "-" else {
+        usage("unknown option '\(argument)'")
+      }
+      path = argument
+    }
+  }
+  guard let path, !path.isEmpty else { usage("no file named") }
+  request.path = path
+  return request
+}
+
+/// The names a cover beside the music goes by, best first, each with any of `extensions`.
+let names = ["cover", "folder", "front", "albumart", "album"]
+let extensions = ["jpg", "jpeg", "png", "webp", "bmp", "gif"]
+
+/// The picture file in `folder` a player would take for the album's cover, if any.
+func coverBeside(_ folder: String) -> String? {
+  guard let dir = opendir(FileName.c(folder)) else { return nil }
+  defer { closedir(dir) }
+  var best: (rank: Int, name: String)?
+  while let entry = readdir(dir) {
+    let name = withUnsafePointer(to: entry.pointee.d_name) {
+      $0.withMemoryRebound(to: CChar.self, capacity: 256) { FileName.string(cString: $0) }
+    }
+    guard let dot = name.lastIndex(of: ".") else { continue }
+    let stem = name[..<dot].lowercased()
+    let ext = name[name.index(after: dot)...].lowercased()
+    guard let n = names.firstIndex(of: stem), let e = extensions.firstIndex(of: ext) else {
+      continue
+    }
+    let rank = n * extensions.count + e
+    if best.map({ rank < $0.rank }) ?? true { best = (rank, name) }
+  }
+  return best.map { folder + "/" + $0.name }
+}
+
+func isRegularFile(_ path: String) -> Bool {
+  var s = stat()
+  return stat(FileName.c(path), &s) == 0 && (s.st_mode & S_IFMT) == S_IFREG
+}
+
+func fail(_ reason: String) -> Never {
+  say("\(reason)\n")
+  exit(1)
+}
+
+// From argv's bytes: a file name that is not UTF-8 keeps its bytes (CommandLine.arguments would
+// repair it into a name that does not exist).
+let request = parse(
+  (1..<Int(CommandLine.argc)).compactMap {
+    CommandLine.unsafeArgv[$0].map { FileName.string(cString: $0) }
+  })
+hc_quiet()
+guard isRegularFile(request.path) else {
+  fail("'\(request.path)' is not a file hark-cover can read")
+}
+// Pixels enough for chafa to choose each cell's block well: 8 across and 16 down a cell.
+let maxWidth = request.columns * 8
+let maxHeight = request.rows * 16
+var pixels: UnsafeMutablePointer<UInt8>?
+var width: Int32 = 0
+var height: Int32 = 0
+var source = "embedded"
+var rc = hc_load_picture(
+  FileName.c("file:" + request.path), 1, Int32(maxWidth), Int32(maxHeight), &pixels, &width,
+  &height)
+if rc != Int32(HC_OK) {
+  let slash = request.path.lastIndex(of: "/")
+  let folder = slash.map { String(request.path[..<$0]) } ?? "."
+  guard let picture = coverBeside(folder.isEmpty ? "/" : folder), isRegularFile(picture) else {
+    say("no cover\n")
+    exit(3)
+  }
+  source = picture.split(separator: "/").last.map(String.init) ?? picture
+  rc = hc_load_picture(
+    FileName.c("file:" + picture), 0, Int32(maxWidth), Int32(maxHeight), &pixels, &width,
+    &height)
+}
+guard rc == Int32(HC_OK), let pixels else {
+  switch Int(rc) {
+  case Int(HC_TOO_LARGE): fail("the cover (\(source)) is too large a picture")
+  case Int(HC_NO_MEMORY): fail("out of memory")
+  default: fail("the cover (\(source)) is not a picture FFmpeg can decode")
+  }
+}
+defer { hc_free(pixels) }
+
+let cells = request.columns * request.rows
+var chars = [UInt32](repeating: 0x20, count: cells)
+var fg = [Int32](repeating: -1, count: cells)
+var bg = [Int32](repeating: -1, count: cells)
+var usedColumns: Int32 = 0
+var usedRows: Int32 = 0
+hc_render_cells(
+  pixels, width, height, Int32(request.columns), Int32(request.rows), Int32(request.colors),
+  &chars, &fg, &bg, &usedColumns, &usedRows)
+
+var out = "hark-cover 1\ncells \(usedColumns) \(usedRows)\nsource \(source)\n\n"
+for y in 0..<Int(usedRows) {
+  var line: [String] = []
+  for x in 0..<Int(usedColumns) {
+    let i = y * Int(usedColumns) + x
+    line.append(String(chars[i], radix: 16, uppercase: true) + ",\(fg[i]),\(bg[i])")
+  }
+  out += line.joined(separator: " ") + "\n"
+}
+say(out, to: 1)
+exit(0)

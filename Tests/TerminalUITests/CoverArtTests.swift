@@ -1,0 +1,136 @@
+import Glibc
+import Platform
+import PlayerEngine
+import Testing
+
+@testable import TerminalUI
+
+/// Issue 13: the playing album's cover in the now-playing area, as coloured character cells
+/// (hark-cover's, chafa's), off by a setting; what the helper writes is checked before it is
+/// drawn, and a file without a cover, or a picture no decoder survives, costs only its cover.
+@Suite(.timeLimit(.minutes(2))) struct CoverArtTests {
+  /// A well-formed picture of `columns` x `rows` cells, each a full block in colour 16 + its
+  /// index, on the terminal's own background.
+  private func helperOutput(columns: Int, rows: Int, source: String = "embedded") -> [UInt8] {
+    var text = "hark-cover 1\ncells \(columns) \(rows)\nsource \(source)\n\n"
+    for y in 0..<rows {
+      text +=
+        (0..<columns).map { x in "2588,\(16 + (y * columns + x) % 240),-1" }.joined(
+          separator: " ") + "\n"
+    }
+    return Array(text.utf8)
+  }
+
+  @Test func whatTheHelperWritesIsReadCellByCell() throws {
+    let art = try #require(CoverArt.parse(helperOutput(columns: 4, rows: 2, source: "cover.jpg")))
+    #expect(art.columns == 4)
+    #expect(art.rows == 2)
+    #expect(art.source == "cover.jpg")
+    #expect(art.cell(row: 1, column: 3) == CoverArt.Cell("█", foreground: 23, background: -1))
+  }
+
+  @Test(arguments: [
+    "hark-cover 2\ncells 1 1\nsource embedded\n\n2588,1,1\n",  // another version
+    "hark-cover 1\ncells 2 1\nsource embedded\n\n2588,1,1\n",  // a row short of cells
+    "hark-cover 1\ncells 1 2\nsource embedded\n\n2588,1,1\n",  // a row missing
+    "hark-cover 1\ncells 1 1\nsource embedded\n\n2588,1,256\n",  // off the palette
+    "hark-cover 1\ncells 1 1\nsource embedded\n\n2588,-2,1\n",
+    "hark-cover 1\ncells 1 1\nsource embedded\n\n1B,1,1\n",  // ESC: a control character
+    "hark-cover 1\ncells 1 1\nsource embedded\n\n5B57,1,1\n",  // a wide character
+    "hark-cover 1\ncells 1 1\nsource embedded\n\n2588,1,1\nmore\n",  // more than its rows
+    "hark-cover 1\ncells 0 1\nsource embedded\n\n\n",
+    "hark-cover 1\ncells 1 1\n\n2588,1,1\n",  // no source line
+    "",
+  ])
+  func anythingElseIsRefused(text: String) {
+    #expect(CoverArt.parse(Array(text.utf8)) == nil)
+  }
+
+  private func state(rows: Int, columns: Int, coverOf path: String?, art: CoverArt)
+    -> InterfaceState
+  {
+    var s = InterfaceState(
+      folder: "/music/Album", layout: Layout(rows: rows, columns: columns), bindings: .defaults)
+    s.showFolder(
+      "/music/Album",
+      .success([LibraryEntry(kind: .file, name: "01.flac", path: "/music/Album/01.flac")]),
+      now: 0)
+    s.tags["/music/Album/01.flac"] = TrackInfo(
+      title: "A title long enough to be cut where the cover begins, and then some more words",
+      artist: "Artist", duration: 215)
+    var snap = PlayerSnapshot()
+    snap.queue = [QueuedTrack(id: 0, path: "/music/Album/01.flac")]
+    snap.current = snap.queue[0]
+    snap.state = .playing
+    s.update(snap)
+    if let path { s.cover = ShownCover(path: path, art: art) }
+    return s
+  }
+
+  private func draw(_ s: InterfaceState, rows: Int, columns: Int) -> TextCanvas {
+    let c = TextCanvas(rows: rows, columns: columns)
+    Screen.draw(s, on: c, now: 0)
+    return c
+  }
+
+  /// Bottom right of the list, just above the now-playing bar; the list narrower beside it and
+  /// nothing of the list under it.
+  @Test func theCoverSitsAtTheBottomRightOfTheListAboveTheBar() throws {
+    let art = try #require(CoverArt.parse(helperOutput(columns: 24, rows: 12)))
+    let s = state(rows: 30, columns: 120, coverOf: "/music/Album/01.flac", art: art)
+    let c = draw(s, rows: 30, columns: 120)
+    let layout = Layout(rows: 30, columns: 120)
+    let room = try #require(layout.coverCells)
+    #expect(room.columns == 24 && room.rows == 12)
+    let top = layout.nowPlayingRow - 12
+    for r in 0..<30 {
+      for col in 96..<120 {
+        let inPicture = (top..<layout.nowPlayingRow).contains(r)
+        #expect(
+          (c.style(row: r, column: col) == .picture) == inPicture,
+          "row \(r), column \(col): \(c.style(row: r, column: col))")
+      }
+      #expect(TextWidth.of(c.lines[r]) == 120, "row \(r) is not 120 cells")
+    }
+    #expect(c.lines[top].hasSuffix(String(repeating: "█", count: 24)))
+    // The list stops a column short of the picture: its title is cut there, not under it.
+    let row = c.lines[layout.listTop]
+    #expect(row.contains("A title long"))
+    #expect(row.hasSuffix(String(repeating: " ", count: 25)), "'\(row)'")
+    #expect(c.lines[layout.nowPlayingRow].contains("Playing"))
+  }
+
+  @Test func anotherTracksCoverANarrowWindowOrTheSettingOffShowNone() throws {
+    let art = try #require(CoverArt.parse(helperOutput(columns: 24, rows: 12)))
+    func pictureCells(_ s: InterfaceState, rows: Int, columns: Int) -> Int {
+      let c = draw(s, rows: rows, columns: columns)
+      return (0..<rows).reduce(0) { n, r in
+        n + (0..<columns).count { c.style(row: r, column: $0) == .picture }
+      }
+    }
+    #expect(
+      pictureCells(
+        state(rows: 30, columns: 120, coverOf: "/music/Album/01.flac", art: art), rows: 30,
+        columns: 120) == 24 * 12)
+    // The cover that came for the track before: not this track's.
+    #expect(
+      pictureCells(
+        state(rows: 30, columns: 120, coverOf: "/music/Other/09.flac", art: art), rows: 30,
+        columns: 120) == 0)
+    // 80 columns leave the list less than 60 beside a picture.
+    #expect(Layout(rows: 30, columns: 80).coverCells == nil)
+    #expect(
+      pictureCells(
+        state(rows: 30, columns: 80, coverOf: "/music/Album/01.flac", art: art), rows: 30,
+        columns: 80) == 0)
+    // Too short a list for 6 rows of picture.
+    #expect(Layout(rows: 11, columns: 120).coverCells == nil)
+    // A picture drawn for a bigger window than this one now is: not drawn cut.
+    let small = state(rows: 16, columns: 120, coverOf: "/music/Album/01.flac", art: art)
+    #expect(Layout(rows: 16, columns: 120).coverCells.map { $0.rows } == 10)
+    #expect(pictureCells(small, rows: 16, columns: 120) == 0)
+    var off = state(rows: 30, columns: 120, coverOf: "/music/Album/01.flac", art: art)
+    off.showsCover = false
+    #expect(pictureCells(off, rows: 30, columns: 120) == 0)
+  }
+}
