@@ -132,15 +132,15 @@ done:
 }
 
 /* The cells `rgba` (width x height, rows of width*4 bytes) makes in at most columns x rows
-   character cells, its shape kept for cells twice as tall as wide: *used_columns x *used_rows
+   character cells, its shape kept for cells font_ratio as wide as tall: *used_columns x *used_rows
    of them, row by row, into chars (Unicode scalars: block elements and spaces, one cell wide
    each), fg and bg (palette indexes for 8, 16 or 256 colours; -1: the terminal's own). The
    arrays hold columns*rows entries. */
 static inline void hc_render_cells(const uint8_t *rgba, int width, int height, int columns,
-                                   int rows, int colors, uint32_t *chars, int32_t *fg,
-                                   int32_t *bg, int *used_columns, int *used_rows) {
+                                   int rows, int colors, float font_ratio, uint32_t *chars,
+                                   int32_t *fg, int32_t *bg, int *used_columns, int *used_rows) {
   gint cw = columns, ch = rows;
-  chafa_calc_canvas_geometry(width, height, &cw, &ch, 0.5f, FALSE, FALSE);
+  chafa_calc_canvas_geometry(width, height, &cw, &ch, font_ratio, FALSE, FALSE);
   if (cw < 1) cw = 1;
   if (ch < 1) ch = 1;
   if (cw > columns) cw = columns;

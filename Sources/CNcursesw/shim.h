@@ -54,6 +54,14 @@ static inline int cnc_put_cell(int row, int col, wchar_t ch, int pair) {
   return mvadd_wch(row, col, &cell);
 }
 
+/* The window's size in pixels, which terminals that draw pictures report (0 when unknown). */
+static inline void cnc_window_pixels(int fd, int *width, int *height) {
+  struct winsize ws;
+  if (ioctl(fd, TIOCGWINSZ, &ws) != 0) ws.ws_xpixel = ws.ws_ypixel = 0;
+  *width = ws.ws_xpixel;
+  *height = ws.ws_ypixel;
+}
+
 /* Whether the locale's character set is UTF-8 (CODESET is a macro-valued enum). */
 static inline int cnc_locale_is_utf8(void) {
   const char *cs = nl_langinfo(CODESET);

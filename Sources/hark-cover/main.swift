@@ -3,13 +3,15 @@
  now-playing picture. FFmpeg and chafa run here, never in hark: a picture that crashes a
  decoder costs a cover, not the player.
 
-   hark-cover [--cells COLUMNSxROWS] [--colors 8|16|256] [--] FILE
+   hark-cover [--cells COLUMNSxROWS] [--colors 8|16|256] [--pixels WIDTHxHEIGHT] [--] FILE
 
  The picture: the one embedded in FILE (an MP3's APIC frame, a FLAC's PICTURE block, an MP4's
  covr atom), else one beside it named cover, folder, front, albumart or album (.jpg, .jpeg,
  .png, .webp, .bmp or .gif, any case), in that order. It is drawn in at most COLUMNS x ROWS
  cells (default 24x12), its shape kept for cells twice as tall as wide, in the palette of a
- terminal with that many colours (default 256).
+ terminal with that many colours (default 256). With --pixels (a terminal that draws pictures,
+ kitty's graphics protocol), the cells are those of a picture in at most WIDTH x HEIGHT pixels,
+ the window's cells being WIDTH/COLUMNS by HEIGHT/ROWS pixels, and the picture follows them.
 
  stdout, on success (exit status 0):
 
@@ -20,7 +22,8 @@
 
  then one line per row: its cells separated by spaces, each "XXXX,F,B": the character (a block
  element or a space) as a hexadecimal Unicode scalar, and its foreground and background palette
- indexes (-1: the terminal's own colour).
+ indexes (-1: the terminal's own colour). With --pixels, then a line "pixels W H" (at most the
+ size asked for, the picture's shape kept) and W * H * 4 bytes: its RGBA pixels, row by row.
 
  No cover anywhere: exit status 3, "no cover" on stderr. A picture that is there but cannot be
  drawn: exit status 1 and the reason on stderr, one line. Bad usage: exit status 2.
@@ -34,6 +37,8 @@ struct Request {
   var columns = 24
   var rows = 12
   var colors = 256
+  /// The pixels the cells cover, for a terminal that draws pictures.
+  var pixels: (width: Int, height: Int)?
 }
 
 /// Writes all of `text` to `fd`.
@@ -48,10 +53,22 @@ func say(_ text: String, to fd: Int32 = 2) {
   }
 }
 
+/// Writes all of `bytes` to `fd`.
+func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32) {
+  var done = 0
+  while done < bytes.count {
+    let n = write(fd, bytes.baseAddress.map { $0 + done }, bytes.count - done)
+    if n < 0 && errno == EINTR { continue }
+    if n <= 0 { return }
+    done += n
+  }
+}
+
 func usage(_ problem: String) -> Never {
   say(
     "hark-cover: \(problem)\n"
-      + "usage: hark-cover [--cells COLUMNSxROWS] [--colors 8|16|256] [--] FILE\n")
+      + "usage: hark-cover [--cells COLUMNSxROWS] [--colors 8|16|256] [--pixels WIDTHxHEIGHT] [--] FILE\n"
+  )
   exit(2)
 }
 
@@ -68,6 +85,12 @@ func parse(_ arguments: [String]) -> Request {
       else { usage("--cells wants COLUMNSxROWS, 1–200 by 1–100") }
       request.columns = c
       request.rows = r
+    case "--pixels":
+      let parts = (rest.popFirst() ?? "").split(separator: "x")
+      guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]),
+        (1...4096).contains(w), (1...4096).contains(h)
+      else { usage("--pixels wants WIDTHxHEIGHT, 1–4096 each") }
+      request.pixels = (w, h)
     case "--colors":
       guard let n = Int(rest.popFirst() ?? ""), [8, 16, 256].contains(n) else {
         usage("--colors wants 8, 16 or 256")
@@ -133,9 +156,15 @@ hc_quiet()
 guard isRegularFile(request.path) else {
   fail("'\(request.path)' is not a file hark-cover can read")
 }
-// Pixels enough for chafa to choose each cell's block well: 8 across and 16 down a cell.
-let maxWidth = request.columns * 8
-let maxHeight = request.rows * 16
+// Pixels enough for chafa to choose each cell's block well (8 across and 16 down a cell), or
+// the terminal's own, which it draws.
+let maxWidth = request.pixels?.width ?? request.columns * 8
+let maxHeight = request.pixels?.height ?? request.rows * 16
+// How wide a cell is for its height: the window's own when known.
+let fontRatio =
+  request.pixels.map {
+    Float($0.width) / Float(request.columns) / (Float($0.height) / Float(request.rows))
+  } ?? 0.5
 var pixels: UnsafeMutablePointer<UInt8>?
 var width: Int32 = 0
 var height: Int32 = 0
@@ -172,7 +201,7 @@ var usedColumns: Int32 = 0
 var usedRows: Int32 = 0
 hc_render_cells(
   pixels, width, height, Int32(request.columns), Int32(request.rows), Int32(request.colors),
-  &chars, &fg, &bg, &usedColumns, &usedRows)
+  fontRatio, &chars, &fg, &bg, &usedColumns, &usedRows)
 
 var out = "hark-cover 1\ncells \(usedColumns) \(usedRows)\nsource \(source)\n\n"
 for y in 0..<Int(usedRows) {
@@ -184,4 +213,8 @@ for y in 0..<Int(usedRows) {
   out += line.joined(separator: " ") + "\n"
 }
 say(out, to: 1)
+if request.pixels != nil {
+  say("pixels \(width) \(height)\n", to: 1)
+  writeAll(UnsafeRawBufferPointer(start: pixels, count: Int(width) * Int(height) * 4), to: 1)
+}
 exit(0)

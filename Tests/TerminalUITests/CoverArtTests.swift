@@ -46,6 +46,35 @@ import Testing
     #expect(CoverArt.parse(Array(text.utf8)) == nil)
   }
 
+  /// With --pixels, the picture's RGBA follows the rows: exactly width * height * 4 bytes.
+  @Test func thePixelsFollowTheCells() throws {
+    let pixels = (0..<(3 * 2 * 4)).map { UInt8($0) }
+    let art = try #require(
+      CoverArt.parse(helperOutput(columns: 2, rows: 1) + Array("pixels 3 2\n".utf8) + pixels))
+    #expect(art.columns == 2 && art.rows == 1)
+    let image = try #require(art.image)
+    #expect(image.width == 3 && image.height == 2)
+    #expect(image.rgba == pixels)
+    #expect(CoverArt.parse(helperOutput(columns: 2, rows: 1))?.image == nil)
+    for bad in [
+      Array("pixels 3 2\n".utf8) + pixels.dropLast(), Array("pixels 3 2\n".utf8) + pixels + [0],
+      Array("pixels 0 2\n".utf8), Array("pixels 3 2".utf8) + pixels,
+      Array("pixel 3 2\n".utf8) + pixels,
+    ] {
+      #expect(CoverArt.parse(helperOutput(columns: 2, rows: 1) + bad) == nil)
+    }
+  }
+
+  @Test func base64IsRFC4648s() {
+    for (plain, coded) in [
+      ("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foob", "Zm9vYg=="),
+      ("fooba", "Zm9vYmE="), ("foobar", "Zm9vYmFy"),
+    ] {
+      #expect(String(decoding: Base64.encode(Array(plain.utf8)), as: UTF8.self) == coded)
+    }
+    #expect(String(decoding: Base64.encode([0xFB, 0xFF, 0xBF]), as: UTF8.self) == "+/+/")
+  }
+
   private func state(rows: Int, columns: Int, coverOf path: String?, art: CoverArt)
     -> InterfaceState
   {

@@ -97,6 +97,24 @@ import Testing
     #expect(art.cells.allSatisfy { $0.foreground < 8 && $0.background < 8 })
   }
 
+  /// For a terminal that draws pictures: the pixels too, the picture's shape kept within the
+  /// pixels asked for, and the cells it covers counted in the window's own cell shape.
+  @Test func picturePixelsForATerminalThatDrawsThem() throws {
+    try makeSources()
+    try sh(
+      "ffmpeg -nostdin -v error -y -f lavfi -i testsrc=size=400x200:rate=1 -frames:v 1 cover.png")
+    // Cells 10 pixels wide and 20 tall: 240 x 240 pixels for 24 x 12 cells.
+    let outcome = CoverHelper.cover(
+      of: folder + "/tone.wav", columns: 24, rows: 12, colors: 256, pixels: (240, 240))
+    guard case .picture(let art) = outcome, let image = art.image else {
+      Issue.record("no pixels: \(outcome)")
+      return
+    }
+    #expect(image.width == 240 && image.height == 120)
+    #expect(image.rgba.count == 240 * 120 * 4)
+    #expect(art.columns == 24 && art.rows == 6)
+  }
+
   @Test func aFolderNameThatIsNotUTF8() throws {
     try makeSources()
     // "Caf\xE9" in Latin-1, as an old rip names it.

@@ -122,6 +122,31 @@ import Testing
     #expect(decode("\u{1B}[I\u{1B}[O\u{1B}[<0;3;4M").isEmpty)
   }
 
+  /// kitty's answers to the graphics query (issue 13: the cover as a picture), whole and split
+  /// at every byte; other application commands are dropped whole; Esc _ alone is Alt+_.
+  @Test func theGraphicsAnswerIsNotKeys() {
+    let ok = "\u{1B}_Gi=31;OK\u{1B}\\"
+    #expect(decode(ok) == [.graphicsProtocol(true)])
+    #expect(
+      decode("\u{1B}_Gi=31;ENOTSUPPORTED:no such format\u{1B}\\") == [.graphicsProtocol(false)])
+    #expect(decode("\u{1B}_Gi=31;OK\u{07}") == [.graphicsProtocol(true)])
+    #expect(decode("\u{1B}_Gi=32;OK\u{1B}\\") == [])
+    #expect(decode("\u{1B}_something else\u{1B}\\x") == [.key(Key.char("x"))])
+    let bytes = Array((ok + "\u{1B}[?62;22c").utf8)
+    for cut in 1..<bytes.count {
+      var d = KeyDecoder()
+      let events = d.feed(bytes[..<cut]) + d.feed(bytes[cut...])
+      #expect(events == [.graphicsProtocol(true), .deviceAttributes], "cut at \(cut)")
+    }
+    var d = KeyDecoder()
+    #expect(d.feed(Array("\u{1B}_".utf8)).isEmpty)
+    #expect(d.timeout() == [.key(Key.char("_", .alt))])
+    // One that never ends is dropped once it is long, not held for ever.
+    var long = KeyDecoder()
+    _ = long.feed(Array(("\u{1B}_G" + String(repeating: "a", count: 5_000)).utf8))
+    #expect(!long.isPending)
+  }
+
   /// Every sequence, fed one byte at a time and split at every point, decodes the same.
   @Test func sequencesSplitAcrossReads() {
     let recorded = [

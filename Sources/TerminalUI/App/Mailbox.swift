@@ -63,8 +63,9 @@ final class BackgroundWorker: @unchecked Sendable {
     case playPlaylist(String)
     /// The queue (these paths) saved as hark's playlist `name`.
     case save([String], name: String)
-    /// The cover of a file, in at most that many cells of a palette of that many colours.
-    case cover(String, columns: Int, rows: Int, colors: Int)
+    /// The cover of a file, in at most that many cells of a palette of that many colours, and
+    /// its pixels when the terminal draws pictures.
+    case cover(String, columns: Int, rows: Int, colors: Int, pixels: (width: Int, height: Int)?)
   }
 
   private struct Jobs {
@@ -213,9 +214,9 @@ final class BackgroundWorker: @unchecked Sendable {
           line = error.message.prefix(1).uppercased() + error.message.dropFirst()
         }
         mailbox.post { $0.messages.append(line) }
-      case .job(.cover(let path, let columns, let rows, let colors)):
+      case .job(.cover(let path, let columns, let rows, let colors, let pixels)):
         guard let readCover else { break }
-        let outcome = readCover(path, columns, rows, colors)
+        let outcome = readCover(path, columns, rows, colors, pixels)
         mailbox.post { $0.covers.append((path, outcome)) }
       case .job(.tags):
         break  // tags arrive as batches, never as urgent jobs

@@ -50,9 +50,13 @@ public final class TerminalInterface: @unchecked Sendable {
     public init(libraryFolder: String) { self.libraryFolder = libraryFolder }
   }
 
-  /// The cover of a file in at most columns x rows cells of a palette of that many colours.
+  /// The cover of a file in at most columns x rows cells of a palette of that many colours, and
+  /// its pixels when told how many the cells have (a terminal that draws pictures).
   public typealias CoverReader =
-    @Sendable (_ path: String, _ columns: Int, _ rows: Int, _ colors: Int) -> CoverHelper.Outcome
+    @Sendable (
+      _ path: String, _ columns: Int, _ rows: Int, _ colors: Int,
+      _ pixels: (width: Int, height: Int)?
+    ) -> CoverHelper.Outcome
 
   private let player: any PlayerConnection
   private let configuration: Configuration
@@ -348,10 +352,17 @@ private final class InterfaceLoop {
     else { return }
     let colors = terminal.pictureColors
     guard colors > 0 else { return }
-    let key = "\(room.columns)x\(room.rows)/\(colors) \(path)"
+    // Where the terminal draws pictures, the picture too, in the pixels of the cells it covers.
+    let pixels =
+      terminal.drawsPictures
+      ? terminal.cellPixels.map { (width: room.columns * $0.width, height: room.rows * $0.height) }
+      : nil
+    let size = pixels.map { "\($0.width)x\($0.height)" } ?? ""
+    let key = "\(room.columns)x\(room.rows)/\(colors)/\(size) \(path)"
     guard key != requestedCover else { return }
     requestedCover = key
-    worker?.submit(.cover(path, columns: room.columns, rows: room.rows, colors: colors))
+    worker?.submit(
+      .cover(path, columns: room.columns, rows: room.rows, colors: colors, pixels: pixels))
   }
 
   // MARK: Events
@@ -442,6 +453,10 @@ private final class InterfaceLoop {
       terminal.pushKeyboardProtocol()
     case .deviceAttributes:
       break
+    case .graphicsProtocol(let ok):
+      // The cover is asked for again, as a picture this time.
+      terminal.graphicsAnswered(ok)
+      requestedCover = ""
     case .key(let key):
       for effect in state.handle(key, now: now) { carryOut(effect, terminal, now: now) }
     }

@@ -138,10 +138,28 @@ final class CursesTerminal: Canvas {
   /// (below are the styles'); made once, kept for the run.
   private var picturePairs: [Int32: Int32] = [:]
 
-  func put(_ cell: CoverArt.Cell, row: Int, column: Int) {
-    guard isOpen, !isSuspended, row >= 0, row < rows, column >= 0, column < columns else {
+  func put(_ picture: CoverArt, row: Int, column: Int) {
+    guard isOpen, !isSuspended else { return }
+    if drawsPictures, let image = picture.image {
+      // Blank cells under it; the picture goes over them once curses has drawn the frame.
+      for y in 0..<picture.rows {
+        put(
+          String(repeating: " ", count: picture.columns), row: row + y, column: column,
+          style: .normal)
+      }
+      pictureWanted = Placement(
+        image: image, row: row, column: column, columns: picture.columns, rows: picture.rows)
       return
     }
+    for y in 0..<picture.rows {
+      for x in 0..<picture.columns {
+        put(picture.cell(row: y, column: x), row: row + y, column: column + x)
+      }
+    }
+  }
+
+  private func put(_ cell: CoverArt.Cell, row: Int, column: Int) {
+    guard row >= 0, row < rows, column >= 0, column < columns else { return }
     let key = Int32(cell.foreground) << 16 | Int32(UInt16(bitPattern: cell.background))
     var pair = picturePairs[key]
     if pair == nil {
@@ -157,6 +175,81 @@ final class CursesTerminal: Canvas {
       Int32(row), Int32(column), wchar_t(bitPattern: cell.character.value), pair ?? 0)
   }
 
+  // MARK: Pictures (kitty's graphics protocol)
+
+  /// Where a picture is shown: which, and over which cells.
+  private struct Placement: Equatable {
+    var image: CoverImage
+    var row: Int
+    var column: Int
+    var columns: Int
+    var rows: Int
+  }
+
+  /// The terminal answered the graphics query: pictures are sent as pictures (and the window's
+  /// cells have a known size in pixels).
+  private(set) var drawsPictures = false
+  /// The picture this frame draws, and the one on the terminal now.
+  private var pictureWanted: Placement?
+  private var pictureShown: Placement?
+  /// The id hark's picture has on the terminal (one at a time).
+  private let pictureID = 7_263
+
+  /// The size of a cell in pixels, when the terminal says (kitty, foot, WezTerm fill in
+  /// TIOCGWINSZ's pixel fields); nil when it does not.
+  var cellPixels: (width: Int, height: Int)? {
+    var w: Int32 = 0
+    var h: Int32 = 0
+    cnc_window_pixels(1, &w, &h)
+    guard w > 0, h > 0, columns > 0, rows > 0 else { return nil }
+    return (Int(w) / columns, Int(h) / rows)
+  }
+
+  /// The terminal said whether it draws pictures; it does so only when its cells' size is known.
+  func graphicsAnswered(_ ok: Bool) {
+    drawsPictures = ok && cellPixels != nil
+  }
+
+  /// Sends the wanted picture when it is not the one shown, and takes away one no longer wanted.
+  /// After curses' refresh: the cursor is put back where curses left it (DECSC/DECRC), and the
+  /// picture does not move it (C=1), so curses' idea of the screen stays true.
+  private func placePicture() {
+    defer { pictureWanted = nil }
+    guard pictureWanted != pictureShown else { return }
+    var out = "\u{1B}7"
+    if pictureShown != nil { out += "\u{1B}_Ga=d,d=I,i=\(pictureID),q=2\u{1B}\\" }
+    pictureShown = nil
+    if let p = pictureWanted {
+      out += "\u{1B}[\(p.row + 1);\(p.column + 1)H"
+      let data = Base64.encode(p.image.rgba)
+      let chunk = 4_096
+      var at = data.startIndex
+      var first = true
+      while at < data.endIndex {
+        let next = data.index(at, offsetBy: chunk, limitedBy: data.endIndex) ?? data.endIndex
+        let more = next < data.endIndex ? 1 : 0
+        let keys =
+          first
+          ? "a=T,f=32,s=\(p.image.width),v=\(p.image.height),i=\(pictureID),c=\(p.columns),"
+            + "r=\(p.rows),C=1,q=2,m=\(more)"
+          : "m=\(more)"
+        out += "\u{1B}_G\(keys);" + String(decoding: data[at..<next], as: UTF8.self) + "\u{1B}\\"
+        at = next
+        first = false
+      }
+      pictureShown = p
+    }
+    out += "\u{1B}8"
+    writeRaw(out)
+  }
+
+  /// Takes hark's picture off the terminal (and out of its memory).
+  private func removePicture() {
+    guard pictureShown != nil else { return }
+    writeRaw("\u{1B}_Ga=d,d=I,i=\(pictureID),q=2\u{1B}\\")
+    pictureShown = nil
+  }
+
   /// Starts a frame: curses compares it with what is on the terminal and sends only changes.
   func beginFrame() {
     guard isOpen, !isSuspended else { return }
@@ -166,12 +259,14 @@ final class CursesTerminal: Canvas {
   func endFrame() {
     guard isOpen, !isSuspended else { return }
     refresh()
+    if drawsPictures { placePicture() }
   }
 
-  /// The next frame is drawn from scratch (after garbage, a resume, Ctrl-L).
+  /// The next frame is drawn from scratch (after garbage, a resume, Ctrl-L); a picture too.
   func repaintAll() {
     guard isOpen, !isSuspended else { return }
     clearok(cnc_stdscr(), true)
+    removePicture()
   }
 
   /// Takes the terminal's new size from the kernel; true when it changed.
@@ -195,7 +290,15 @@ final class CursesTerminal: Canvas {
   /// Asks whether the terminal speaks the protocol (`CSI ? u`), followed by a primary device
   /// attributes query that every terminal answers, so an answer to the first is not waited
   /// for: the decoder reports either answer when it comes.
-  func queryKeyboardProtocol() { writeRaw("\u{1B}[?u\u{1B}[c") }
+  func queryKeyboardProtocol() {
+    // And whether it draws pictures (kitty's graphics protocol: a 1-pixel query it answers
+    // and does not keep). Not on the Linux console, which would print what it does not know.
+    let term = environment("TERM") ?? ""
+    let graphics =
+      term == "linux" || term.hasPrefix("vt") || cellPixels == nil
+      ? "" : "\u{1B}_Gi=31,s=1,v=1,a=q,t=d,f=24;AAAA\u{1B}\\"
+    writeRaw("\u{1B}[?u" + graphics + "\u{1B}[c")
+  }
 
   /// Turns on "disambiguate escape codes" (flag 1): Esc, Alt and Ctrl keys and the media keys
   /// arrive as `CSI … u`. Flag 8 (every key as an escape code) is not needed for media keys.
@@ -230,6 +333,7 @@ final class CursesTerminal: Canvas {
   /// alternate screen, whose stack it is on); `resume` takes it again.
   func suspend() {
     guard isOpen, !isSuspended else { return }
+    removePicture()
     let hadProtocol = keyboardProtocolPushed
     popKeyboardProtocol()
     keyboardProtocolPushed = hadProtocol  // remembered for resume
@@ -257,6 +361,7 @@ final class CursesTerminal: Canvas {
   func close() {
     guard isOpen else { return }
     if !isSuspended {
+      removePicture()
       popKeyboardProtocol()
       curs_set(1)
       endwin()

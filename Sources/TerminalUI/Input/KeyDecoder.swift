@@ -6,6 +6,9 @@ public enum InputEvent: Hashable, Sendable {
   case keyboardProtocol(flags: Int)
   /// The answer to a primary device attributes query (`CSI c`).
   case deviceAttributes
+  /// The answer to the kitty graphics protocol's query (`APC G i=31 … ST`): the terminal draws
+  /// pictures (true), or understood the query and cannot (false).
+  case graphicsProtocol(Bool)
 }
 
 /// Turns the bytes a terminal sends into keys: plain UTF-8 text, control characters, legacy
@@ -57,7 +60,7 @@ public struct KeyDecoder: Sendable {
     guard pending.first == 0x1B else { return [] }
     switch pending.count {
     case 1: return [.key(Key(.escape))]
-    case 2 where pending[1] == 0x5B || pending[1] == 0x4F:
+    case 2 where pending[1] == 0x5B || pending[1] == 0x4F || pending[1] == 0x5F:
       return [.key(Key.char(Unicode.Scalar(pending[1]), .alt))]
     default: return []
     }
@@ -76,6 +79,7 @@ public struct KeyDecoder: Sendable {
     switch b[at + 1] {
     case 0x5B: return csi(b, at)
     case 0x4F: return ss3(b, at)
+    case 0x5F: return apc(b, at)
     case 0x1B:
       // Esc Esc: the first is a key of its own (pressed twice, or Alt+Esc in some terminals).
       return .event(.key(Key(.escape)), 1)
@@ -106,6 +110,28 @@ public struct KeyDecoder: Sendable {
     case 0x20..<0x7F: return .event(.key(Key.char(Unicode.Scalar(byte))), 1)
     default: return utf8(b, at)
     }
+  }
+
+  /// An application program command, `ESC _ … ESC \\` (or BEL): what kitty answers to the
+  /// graphics query, `Gi=31;OK` (or an error code after the `;`). Any other is skipped; one that
+  /// runs on for 4 KiB without its end is skipped up to there.
+  private static func apc(_ b: [UInt8], _ at: Int) -> Parsed {
+    var i = at + 2
+    while i < b.count {
+      if b[i] == 0x07 || (b[i] == 0x1B && i + 1 < b.count && b[i + 1] == 0x5C) {
+        let body = String(decoding: b[(at + 2)..<i], as: UTF8.self)
+        let length = i - at + (b[i] == 0x07 ? 1 : 2)
+        guard body.hasPrefix("G"), let semicolon = body.firstIndex(of: ";") else {
+          return .event(nil, length)
+        }
+        let keys = body[body.index(after: body.startIndex)..<semicolon].split(separator: ",")
+        guard keys.contains("i=31") else { return .event(nil, length) }
+        return .event(.graphicsProtocol(body[body.index(after: semicolon)...] == "OK"), length)
+      }
+      if b[i] == 0x1B && i + 1 == b.count { return .incomplete }
+      i += 1
+    }
+    return b.count - at > 4_096 ? .event(nil, b.count - at) : .incomplete
   }
 
   private static func utf8(_ b: [UInt8], _ at: Int) -> Parsed {

@@ -24,20 +24,65 @@ public struct CoverArt: Hashable, Sendable {
   public let cells: [Cell]
   /// Where the picture came from: "embedded", or the picture file's name beside the music.
   public let source: String
+  /// The picture itself, for a terminal that draws pictures (kitty's graphics protocol), when
+  /// it was asked for: it covers the cells.
+  public let image: CoverImage?
 
-  public init(columns: Int, rows: Int, cells: [Cell], source: String) {
+  public init(columns: Int, rows: Int, cells: [Cell], source: String, image: CoverImage? = nil) {
     precondition(cells.count == columns * rows, "a cover's cells fill its rows")
     self.columns = columns
     self.rows = rows
     self.cells = cells
     self.source = source
+    self.image = image
   }
 
   public func cell(row: Int, column: Int) -> Cell { cells[row * columns + column] }
 
   /// What hark-cover wrote; nil when it is not what the helper writes (a cell that is not one
-  /// cell wide, a colour off the palette, rows short or long are refused, never drawn).
+  /// cell wide, a colour off the palette, rows short or long, pixels short or long are refused,
+  /// never drawn).
   public static func parse(_ bytes: [UInt8]) -> CoverArt? {
+    // The text: the header and the rows, up to the pixels when there are any.
+    var newlines: [Int] = []
+    for (i, b) in bytes.enumerated() where b == 0x0A {
+      newlines.append(i)
+      if newlines.count == 2, let r = rowCount(bytes[..<i]), r > 0 {
+        // Where the text ends: after the header's 4 lines and the rows.
+        if let end = Self.end(of: bytes, lines: 4 + r, from: i + 1, counted: 2) {
+          return parse(text: bytes[..<end], tail: bytes[end...])
+        }
+        return nil
+      }
+    }
+    return nil
+  }
+
+  /// The rows the "cells" line (the second) says, from the header's first two lines.
+  private static func rowCount(_ header: ArraySlice<UInt8>) -> Int? {
+    let text = String(decoding: header, as: UTF8.self)
+    let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+    guard lines.count == 2 else { return nil }
+    let size = lines[1].split(separator: " ")
+    guard size.count == 3, size[0] == "cells", let rows = Int(size[2]) else { return nil }
+    return rows
+  }
+
+  /// The index just past the `lines`-th newline, having `counted` already before `from`.
+  private static func end(of bytes: [UInt8], lines: Int, from: Int, counted: Int) -> Int? {
+    var n = counted
+    var i = from
+    while i < bytes.count {
+      if bytes[i] == 0x0A {
+        n += 1
+        if n == lines { return i + 1 }
+      }
+      i += 1
+    }
+    return nil
+  }
+
+  private static func parse(text bytes: ArraySlice<UInt8>, tail: ArraySlice<UInt8>) -> CoverArt? {
     let text = String(decoding: bytes, as: UTF8.self)
     let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
     guard lines.count >= 4, lines[0] == "hark-cover 1", lines[3].isEmpty else { return nil }
@@ -62,10 +107,39 @@ public struct CoverArt: Hashable, Sendable {
         cells.append(Cell(scalar, foreground: fg, background: bg))
       }
     }
-    // Nothing but an empty last line after the rows.
+    // Nothing but an empty last line after the rows, then the pixels if any.
     guard lines[(4 + rows)...].allSatisfy(\.isEmpty) else { return nil }
-    return CoverArt(columns: columns, rows: rows, cells: cells, source: source)
+    var image: CoverImage?
+    if !tail.isEmpty {
+      guard let newline = tail.firstIndex(of: 0x0A) else { return nil }
+      let fields = String(decoding: tail[..<newline], as: UTF8.self).split(separator: " ")
+      guard fields.count == 3, fields[0] == "pixels", let w = Int(fields[1]),
+        let h = Int(fields[2]),
+        (1...4096).contains(w), (1...4096).contains(h),
+        tail.count - (newline - tail.startIndex) - 1 == w * h * 4
+      else { return nil }
+      image = CoverImage(width: w, height: h, rgba: Array(tail[(newline + 1)...]))
+    }
+    return CoverArt(columns: columns, rows: rows, cells: cells, source: source, image: image)
   }
+}
+
+/// A cover's pixels (RGBA, row by row), as a terminal that draws pictures is sent them. One
+/// object per picture: the terminal tells a new picture from the one it shows by identity.
+public final class CoverImage: Hashable, Sendable {
+  public let width: Int
+  public let height: Int
+  public let rgba: [UInt8]
+
+  public init(width: Int, height: Int, rgba: [UInt8]) {
+    precondition(rgba.count == width * height * 4, "RGBA is 4 bytes a pixel")
+    self.width = width
+    self.height = height
+    self.rgba = rgba
+  }
+
+  public static func == (a: CoverImage, b: CoverImage) -> Bool { a === b }
+  public func hash(into h: inout Hasher) { h.combine(ObjectIdentifier(self)) }
 }
 
 /// Runs hark-cover for the interface (on its background thread: it blocks until the helper ends).
@@ -79,17 +153,23 @@ public enum CoverHelper {
     case failed(String)
   }
 
-  /// The cover of `path` in at most `columns` x `rows` cells of a `colors`-colour palette. A
-  /// helper that takes more than 5 s (a picture that hangs a decoder) is killed.
-  public static func cover(of path: String, columns: Int, rows: Int, colors: Int) -> Outcome {
+  /// The cover of `path` in at most `columns` x `rows` cells of a `colors`-colour palette, and
+  /// its pixels when `pixels` says how many the cells have (the window's cell size times the
+  /// cells). A helper that takes more than 5 s (a picture that hangs a decoder) is killed.
+  public static func cover(
+    of path: String, columns: Int, rows: Int, colors: Int,
+    pixels: (width: Int, height: Int)? = nil
+  ) -> Outcome {
     guard let helper = installedHelper("hark-cover", variable: "HARK_COVER_HELPER") else {
       return .failed("hark-cover is not installed next to hark (it draws covers)")
     }
     let run: HelperOutput
     do {
       run = try runHelper(
-        helper, ["--cells", "\(columns)x\(rows)", "--colors", String(colors), "--", path],
-        timeout: .seconds(5), limit: 1 << 20)
+        helper,
+        ["--cells", "\(columns)x\(rows)", "--colors", String(colors)]
+          + (pixels.map { ["--pixels", "\($0.width)x\($0.height)"] } ?? []) + ["--", path],
+        timeout: .seconds(5), limit: 1 << 26)
     } catch {
       return .failed("cannot start hark-cover: \(error)")
     }

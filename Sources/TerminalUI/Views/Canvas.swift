@@ -30,8 +30,9 @@ public protocol Canvas: AnyObject {
   var columns: Int { get }
   /// Draws `text` from a cell on; what does not fit in the row is cut. One row only.
   func put(_ text: String, row: Int, column: Int, style: Style)
-  /// Draws one cell of a picture in its own colours.
-  func put(_ cell: CoverArt.Cell, row: Int, column: Int)
+  /// Draws a picture from a cell on (its top left): its cells in their own colours, or the
+  /// picture itself where the terminal draws pictures.
+  func put(_ picture: CoverArt, row: Int, column: Int)
 }
 
 /// A canvas in memory: what a terminal of that size would show, for tests.
@@ -70,10 +71,13 @@ public final class TextCanvas: Canvas {
     }
   }
 
-  public func put(_ cell: CoverArt.Cell, row: Int, column: Int) {
-    guard row >= 0, row < rows, column >= 0, column < columns else { return }
-    cells[row][column] = String(Character(cell.character))
-    styles[row][column] = .picture
+  public func put(_ picture: CoverArt, row: Int, column: Int) {
+    for y in 0..<picture.rows where row + y >= 0 && row + y < rows {
+      for x in 0..<picture.columns where column + x >= 0 && column + x < columns {
+        cells[row + y][column + x] = String(Character(picture.cell(row: y, column: x).character))
+        styles[row + y][column + x] = .picture
+      }
+    }
   }
 
   /// The screen's rows as text, trailing spaces kept.

@@ -255,11 +255,7 @@ public enum Screen {
     for r in layout.headerRow..<(layout.listTop + layout.listHeight) {
       line(c, r, "", .normal, column: layout.listWidth)
     }
-    for y in 0..<art.rows {
-      for x in 0..<art.columns {
-        c.put(art.cell(row: y, column: x), row: top + y, column: left + x)
-      }
-    }
+    c.put(art, row: top, column: left)
   }
 
   private static func drawNowPlaying(_ s: InterfaceState, on c: some Canvas, _ layout: Layout) {

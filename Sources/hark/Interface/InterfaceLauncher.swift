@@ -122,8 +122,8 @@ enum InterfaceLauncher {
     // the index of the library's folder is brought up to date in the background.
     ui.index = indexAccess(root: libraryFolder)
     if settings.coverArt {
-      ui.readCover = { path, columns, rows, colors in
-        CoverHelper.cover(of: path, columns: columns, rows: rows, colors: colors)
+      ui.readCover = { path, columns, rows, colors, pixels in
+        CoverHelper.cover(of: path, columns: columns, rows: rows, colors: colors, pixels: pixels)
       }
     }
     ui.stateFile = stateFile
