@@ -5,6 +5,9 @@
   bench.py run ...                      measures every player and prints the table
   bench.py run --manners ...            measures the manners instead: headset, call, MPRIS
                                         (a PulseAudio and a session bus of its own per check)
+  bench.py run --library DIR ...        measures the library index at scale instead (issue 13):
+                                        makes DIR with scripts/make-library, hark beside MPD
+                                        and cmus (no sound: no PulseAudio)
 
 scripts/bench sets the stage first: a private PulseAudio daemon with a null sink named 'out'
 (PULSE_SERVER and PULSE_SINK in the environment), private HOME and XDG_* directories, the
@@ -1108,6 +1111,9 @@ class Ducking:
 
   def run(self):
     started = now()
+    say(f"making a library of {self.args.tracks:,} tracks in {self.lib}")
+    self.make()
+    say(f"made in {self.made['s']:.0f} s: {self.made['mix']}, {self.made['mb']:,.0f} MB")
     out = {"duck_db": DUCK_DB, "prompt_s": PROMPT_SECONDS, "tone_hz": DUCK_TONE_HZ,
            "prompt_sound": self.voice, "heard_db": DUCK_HEARD_DB, "back_db": BACK_WITHIN_DB,
            "targets": DUCK_TARGETS, "duck": [], "duration": {}}
@@ -1754,6 +1760,9 @@ class Manners:
 
   def run(self):
     started = now()
+    say(f"making a library of {self.args.tracks:,} tracks in {self.lib}")
+    self.make()
+    say(f"made in {self.made['s']:.0f} s: {self.made['mix']}, {self.made['mb']:,.0f} MB")
     out = {}
     for name in self.args.players:
       say(f"manners: {name}")
@@ -2367,6 +2376,600 @@ def report(args, results, info, elapsed, ducking=None):
       f.write("\n")
 
 
+# MARK: The library (issue 13)
+
+# The queries typed a key at a time: a common word, a rare one (five titles, made so by
+# scripts/make-library), and one found only with diacritics folded ("zoe" finds "Zoë").
+LIBRARY_QUERIES = [("love", "common word"), ("quetzalcoatl", "rare word"),
+                   ("zoe", "folded, finds Zoë")]
+# The issue's goals at 50,000 tracks.
+SEARCH_GOAL_MS = 20.0
+OPEN_GOAL_MS = 150.0
+# hark's interface is opened this many times: the first with no saved queue, the others
+# restoring the one it saved (the whole library).
+HARK_OPENS = 3
+# How often the screen is read while waiting for it to change (tmux capture-pane).
+POLL = 0.002
+# Library.search's query, as LibraryIndex/Library.swift has it, timed through Python's sqlite3
+# on the same index file: the query alone, without hark's process or its interface.
+SEARCH_SQL = ("SELECT * FROM tracks WHERE folded LIKE ?1 ESCAPE '\\' ORDER BY "
+              "coalesce(album_artist, artist), album, disc, track, path LIMIT 500")
+
+
+def timed(argv, env=None):
+  """Runs `argv` to its end; (wall s, CPU s of it and every process it reaped, peak RSS MB of
+  the largest of them, stdout)."""
+  out = os.path.join(ARGS.tmp, "timed.out")
+  with open(out, "w") as o, open(out + ".err", "w") as e:
+    t0 = now()
+    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=o, stderr=e, env=env)
+    _, status, ru = os.wait4(p.pid, 0)
+    t = now() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)
+  if p.returncode != 0:
+    raise RuntimeError(f"{' '.join(argv[:3])}: exit status {p.returncode}: "
+                       f"{open(out + '.err').read().strip()[-300:]}")
+  return t, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024, open(out).read()
+
+
+class Tmux:
+  """The run's private tmux server: one session per program, read with capture-pane."""
+
+  def __init__(self, socket_name):
+    self.base = ["tmux", "-L", socket_name, "-f", "/dev/null"]
+
+  def new(self, name, argv, columns=120, rows=35):
+    keep = ("HOME", "XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME",
+            "XDG_DATA_HOME")
+    env = " ".join(f"{k}={shlex.quote(v)}" for k, v in os.environ.items() if k in keep)
+    command = f"exec env {env} LANG=C.UTF-8 TERM=xterm-256color " + shlex.join(argv)
+    subprocess.run(self.base + ["new-session", "-d", "-s", name, "-x", str(columns),
+                                "-y", str(rows), command], check=True, timeout=10)
+    out = subprocess.run(self.base + ["list-panes", "-t", name, "-F", "#{pane_pid}"],
+                         capture_output=True, text=True, timeout=5).stdout.split()
+    return int(out[0])
+
+  def screen(self, name):
+    return subprocess.run(self.base + ["capture-pane", "-p", "-t", name], capture_output=True,
+                          text=True, timeout=5).stdout
+
+  def keys(self, name, *keys, literal=False):
+    subprocess.run(self.base + ["send-keys", "-t", name] + (["-l"] if literal else [])
+                   + list(keys), check=True, timeout=5)
+
+  def kill(self, name):
+    run_quiet(self.base + ["kill-session", "-t", name])
+
+  def wait_screen(self, name, predicate, timeout=60, what="the screen"):
+    """Seconds until `predicate(screen text)` holds, read every POLL s; raises after
+    `timeout`."""
+    t0 = now()
+    while True:
+      text = self.screen(name)
+      if predicate(text):
+        return now() - t0
+      if now() - t0 > timeout:
+        raise RuntimeError(f"{what} not shown in {timeout} s; the screen:\n{text}")
+      time.sleep(POLL)
+
+  def keystrokes(self, name, query, shown):
+    """Types `query` a character at a time; for each, the ms from send-keys until
+    `shown(typed so far, screen)` holds."""
+    out = []
+    for i, ch in enumerate(query):
+      t0 = now()
+      self.keys(name, ch, literal=True)
+      typed = query[: i + 1]
+      self.wait_screen(name, lambda s: shown(typed, s), timeout=30, what=f"'{typed}'")
+      out.append((now() - t0) * 1000)
+    return out
+
+
+def bottom_line(text):
+  lines = [l for l in text.splitlines() if l.strip()]
+  return lines[-1] if lines else ""
+
+
+class LibMpd:
+  """MPD with a private config (socket in the run's directory, a null output), on the library
+  through `mpc update --wait`. MPD indexes a folder it has no database for by itself at start;
+  so it first makes an empty database on an empty folder, and then is started on the library
+  with it, so that `mpc update --wait` is the whole first index."""
+
+  def __init__(self, lib, tmp):
+    self.lib, self.dir = lib, os.path.join(tmp, "mpd")
+    self.sock = os.path.join(self.dir, "socket")
+    os.makedirs(os.path.join(self.dir, "empty"), exist_ok=True)
+    self.proc = None
+
+  def mpc(self, *words, timeout=3600):
+    r = subprocess.run(["mpc", *words], stdin=subprocess.DEVNULL, capture_output=True,
+                       text=True, timeout=timeout, env={**os.environ, "MPD_HOST": self.sock})
+    if r.returncode != 0:
+      raise RuntimeError(f"mpc {' '.join(words)}: {r.stderr.strip()}")
+    return r.stdout
+
+  def start(self, music):
+    conf = os.path.join(self.dir, "mpd.conf")
+    with open(conf, "w") as f:
+      f.write(f'music_directory "{music}"\ndb_file "{self.dir}/db"\n'
+              f'pid_file "{self.dir}/pid"\nbind_to_address "{self.sock}"\n'
+              'zeroconf_enabled "no"\nauto_update "no"\n'
+              'audio_output {\n  type "null"\n  name "null"\n}\n')
+    self.log = open(os.path.join(self.dir, "stderr"), "a")
+    self.proc = PROCS.start(["mpd", "--no-daemon", "--stderr", conf], stderr=self.log)
+    if not wait_until(lambda: self.ping() or self.proc.poll() is not None, 30, 0.02):
+      raise RuntimeError("mpd answered nothing in 30 s")
+    if self.proc.poll() is not None:
+      raise RuntimeError(f"mpd exited: {open(self.log.name).read().strip()[-300:]}")
+
+  def ping(self):
+    try:
+      self.mpc("status", timeout=2)
+      return True
+    except (RuntimeError, subprocess.TimeoutExpired):
+      return False
+
+  def stop(self):
+    if self.proc:
+      PROCS.stop(self.proc)
+      self.proc = None
+      self.log.close()
+
+  def prepare(self):
+    """The empty database, made on the empty folder."""
+    self.start(os.path.join(self.dir, "empty"))
+    self.mpc("update", "--wait")
+    self.stop()
+    self.start(self.lib)
+
+  def update(self):
+    """`mpc update --wait`: (wall s, MPD's CPU s)."""
+    c0 = proc_cpu(self.proc.pid)
+    t0 = now()
+    self.mpc("update", "--wait")
+    return now() - t0, proc_cpu(self.proc.pid) - c0
+
+  def songs(self):
+    m = re.search(r"Songs:\s+(\d+)", self.mpc("stats"))
+    return int(m.group(1)) if m else None
+
+
+class LibCmus:
+  """cmus in the private tmux server, driven by cmus-remote. `add -l DIR` and `update-cache`
+  run on cmus's worker thread; while it has a library job, `save -l FILE` is refused ("can't
+  save when tracks are being added", cmus's command_mode.c). So: done when a save goes
+  through, and the next one saves as many tracks (the worker's last results may still be on
+  their way to the main thread when its job ends)."""
+
+  def __init__(self, tmux, tmp):
+    self.tmux = tmux
+    self.sock = os.path.join(os.environ["XDG_RUNTIME_DIR"], "cmus.sock")
+    self.saved = os.path.join(tmp, "cmus-library.pl")
+    conf = os.path.join(os.environ["HOME"], ".config", "cmus")
+    os.makedirs(conf, exist_ok=True)
+    with open(os.path.join(conf, "rc"), "w") as f:
+      # No D-Bus here: with MPRIS on, cmus stops at start-up to say so and waits for Enter.
+      f.write("set mpris=false\nset softvol=true\n")
+    self.pid = None
+
+  def remote(self, *words):
+    r = subprocess.run(["cmus-remote", "--server", self.sock, *words], stdin=subprocess.DEVNULL,
+                       capture_output=True, text=True, timeout=30)
+    if r.returncode != 0:
+      raise RuntimeError(f"cmus-remote {' '.join(words)}: {r.stderr.strip()}")
+    return r.stdout
+
+  def start(self):
+    """Starts cmus; the time until it answers on its socket."""
+    if os.path.exists(self.sock):
+      os.unlink(self.sock)
+    t0 = now()
+    self.pid = self.tmux.new("cmus", ["cmus", "--listen", self.sock])
+    PROCS.cleanups.append(self.stop)
+    if not wait_until(lambda: os.path.exists(self.sock) and self.remote_ok(), 30, 0.005):
+      raise RuntimeError("cmus never answered on its socket")
+    return now() - t0
+
+  def remote_ok(self):
+    try:
+      self.remote("-Q")
+      return True
+    except (RuntimeError, subprocess.TimeoutExpired):
+      return False
+
+  def save_count(self):
+    """Tracks in the library, saved to a file; None while cmus is still adding."""
+    if os.path.exists(self.saved):
+      os.unlink(self.saved)
+    said = self.remote("-C", f"save -l {self.saved}")
+    if "Error" in said or not os.path.exists(self.saved):
+      return None
+    with open(self.saved, "rb") as f:
+      return sum(1 for _ in f)
+
+  def wait_done(self, t0, timeout=3600):
+    """Seconds from `t0` until cmus's library job was done (see the class), and the count."""
+    last = None
+    while now() - t0 < timeout:
+      t = now()
+      n = self.save_count()
+      if n is not None:
+        if last is not None and last[1] == n:
+          return last[0] - t0, n
+        last = (t, n)
+        continue
+      last = None
+      time.sleep(0.1)
+    raise RuntimeError(f"cmus still adding after {timeout} s")
+
+  def run_job(self, command):
+    """A library job (`add -l DIR`, `update-cache`): (wall s, cmus's CPU s, tracks)."""
+    c0 = proc_cpu(self.pid)
+    t0 = now()
+    self.remote("-C", command)
+    t, n = self.wait_done(t0)
+    return t, proc_cpu(self.pid) - c0, n
+
+  def stop(self):
+    if self.stop in PROCS.cleanups:
+      PROCS.cleanups.remove(self.stop)
+    try:
+      self.remote("-C", "quit")
+    except (RuntimeError, subprocess.TimeoutExpired):
+      pass
+    pid = self.pid
+    # At quit cmus writes its cache and its library (lib.pl) for the next start.
+    if pid and not wait_until(lambda: not alive(pid), 60):
+      os.kill(pid, signal.SIGKILL)
+    self.tmux.kill("cmus")
+    self.pid = None
+
+
+class LibraryBench:
+  def __init__(self, args):
+    self.args = args
+    self.lib = args.library
+    self.hark = args.hark
+    self.tmux = Tmux(args.tmux_socket)
+    self.r = {"hark": {}, "MPD": {}, "cmus": {}}
+    self.errors = []
+    self.made = {"tracks": args.tracks}
+    self.artists = []
+
+  def make(self):
+    """The library, by scripts/make-library: timed, then counted (folders, size, formats)."""
+    t, _, _, _ = timed([self.args.make_library, self.lib, "--tracks", str(self.args.tracks)])
+    sizes, kinds, albums = 0, {}, 0
+    for folder, dirs, files in os.walk(self.lib):
+      albums += bool(files)
+      for name in files:
+        sizes += os.stat(os.path.join(folder, name)).st_size
+        ext = name.rsplit(".", 1)[-1]
+        kinds[ext] = kinds.get(ext, 0) + 1
+    # Artists as the top folders name them: one on cmus's screen says its library is drawn.
+    self.artists = [n for n in os.listdir(self.lib) if not n.startswith(".")]
+    names = {"flac": "FLAC", "mp3": "MP3", "m4a": "AAC .m4a"}
+    self.made = {"tracks": sum(kinds.values()), "s": t, "mb": sizes / 1e6, "albums": albums,
+                 "artists": len(self.artists), "formats": kinds,
+                 "mix": ", ".join(f"{kinds[k]:,} {names.get(k, k)}" for k in sorted(kinds))}
+
+  def step(self, what, player, fn):
+    say(what)
+    t0 = now()
+    try:
+      fn()
+      self.r.setdefault("steps_s", {})[what] = now() - t0
+    except Exception as e:
+      line = f"{what}: {type(e).__name__}: {e}"
+      say(line)
+      self.errors.append(line)
+      self.r[player].setdefault("errors", []).append(line)
+
+  # hark
+
+  def hark_scan(self, key):
+    t, cpu, rss, out = timed([self.hark, "library", "scan", self.lib])
+    m = re.search(r": (\d+) tracks \((\d+) read, (\d+) removed", out)
+    self.r["hark"][key] = {"s": t, "cpu_s": cpu, "rss_mb": rss,
+                           "found": int(m.group(1)) if m else None,
+                           "read": int(m.group(2)) if m else None}
+
+  def hark_cli_search(self):
+    out = {}
+    for q, _ in LIBRARY_QUERIES:
+      times = [timed([self.hark, "library", "search", q])[0] * 1000 for _ in range(5)]
+      out[q] = {"median_ms": statistics.median(times), "runs_ms": times}
+    self.r["hark"]["cli_search"] = out
+
+  def sql_search(self):
+    """Library.search's query alone, per keystroke, on hark's index (Python's sqlite3)."""
+    import sqlite3
+    path = os.path.join(os.environ["XDG_CACHE_HOME"], "hark", "library.sqlite3")
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    out = {}
+    for q, _ in LIBRARY_QUERIES:
+      per = []
+      for i in range(1, len(q) + 1):
+        runs = []
+        for _ in range(3):
+          t0 = now()
+          db.execute(SEARCH_SQL, ("%" + q[:i] + "%",)).fetchall()
+          runs.append((now() - t0) * 1000)
+        per.append(statistics.median(runs))
+      out[q] = {"median_ms": statistics.median(per), "worst_ms": max(per), "per_key_ms": per}
+    db.close()
+    self.r["hark"]["sql_search"] = out
+
+  def hark_ui(self):
+    """Opens the interface HARK_OPENS times (the music folder is the library, through the
+    config); then, in the last, browses and types each query a key at a time."""
+    conf = os.path.join(os.environ["XDG_CONFIG_HOME"], "hark")
+    os.makedirs(conf, exist_ok=True)
+    with open(os.path.join(conf, "config.toml"), "w") as f:
+      f.write(f"music_dir = {json.dumps(self.lib)}\n")
+    opens = []
+    for i in range(HARK_OPENS):
+      t0 = now()
+      pid = self.tmux.new("hark", [self.hark])
+      self.tmux.wait_screen("hark", lambda s: "Artists/" in s, what="hark's library view")
+      opens.append((now() - t0) * 1000)
+      if i < HARK_OPENS - 1:
+        self.hark_quit(pid)
+    h = self.r["hark"]
+    h["open_ms"] = {"median": statistics.median(opens), "runs": opens,
+                    "first_no_saved_queue": opens[0]}
+    # Browse: Artists, the first artist, its first album; back to the music folder.
+    for keys, header in ((["Down", "Enter"], "Artists"), (["Down", "Enter"], "Artists ›"),
+                         (["Down", "Enter"], " › ")):
+      self.tmux.keys("hark", *keys)
+      self.tmux.wait_screen("hark", lambda s: header in s.splitlines()[0], what=header)
+    search = {}
+    for q, _ in LIBRARY_QUERIES:
+      self.tmux.keys("hark", "/")
+      self.tmux.wait_screen("hark", lambda s: bottom_line(s).lstrip().startswith("/"),
+                            what="hark's search prompt")
+      per = self.tmux.keystrokes(
+        "hark", q, lambda typed, s: bottom_line(s).lstrip().startswith("/" + typed + "▏"))
+      found = self.tmux.screen("hark")
+      search[q] = {"median_ms": statistics.median(per), "worst_ms": max(per), "per_key_ms": per,
+                   "nothing": "Nothing here matches" in found}
+      self.tmux.keys("hark", "Escape")
+      self.tmux.wait_screen("hark", lambda s: "▏" not in bottom_line(s), what="the prompt gone")
+    h["ui_search"] = search
+    h["rss_mb"] = proc_hwm_mb(pid)
+    h["ui_cpu_s"] = proc_cpu(pid)
+    self.hark_quit(pid)
+
+  def hark_quit(self, pid):
+    """q (no prompt is open here: Escape and q at once would be read as Alt-q); the seconds
+    until hark has saved its queue and gone."""
+    t0 = now()
+    self.tmux.keys("hark", "q")
+    if not wait_until(lambda: not alive(pid), 60):
+      os.kill(pid, signal.SIGKILL)
+      raise RuntimeError("hark still running 60 s after q")
+    self.r["hark"].setdefault("quit_s", []).append(now() - t0)
+    self.tmux.kill("hark")
+
+  # the floor: tmux itself
+
+  def echo_floor(self):
+    """The same keystroke measure on `cat`: what tmux and capture-pane cost alone."""
+    self.tmux.new("echo", ["cat"])
+    per = self.tmux.keystrokes("echo", "quetzalcoatl",
+                               lambda typed, s: bottom_line(s).endswith(typed))
+    self.tmux.kill("echo")
+    self.r["floor"] = {"median_ms": statistics.median(per), "worst_ms": max(per),
+                       "per_key_ms": per}
+
+  # cmus
+
+  def cmus_search(self):
+    search = {}
+    for q, _ in LIBRARY_QUERIES:
+      self.tmux.keys("cmus", "/")
+      self.tmux.wait_screen("cmus", lambda s: bottom_line(s).startswith("/"),
+                            what="cmus's search line")
+      per = self.tmux.keystrokes("cmus", q,
+                                 lambda typed, s: bottom_line(s).startswith("/" + typed))
+      search[q] = {"median_ms": statistics.median(per), "worst_ms": max(per),
+                   "per_key_ms": per}
+      self.tmux.keys("cmus", "Escape")
+      self.tmux.wait_screen("cmus", lambda s: not bottom_line(s).startswith("/"),
+                            what="cmus's search line gone")
+    self.r["cmus"]["ui_search"] = search
+
+  def cmus_open(self, cmus):
+    """cmus started again on the library it saved at quit: until an artist of it is drawn,
+    and until all of it is loaded (its start loads lib.pl through the worker)."""
+    t0 = now()
+    cmus.start()
+    names = self.artists
+    self.tmux.wait_screen("cmus", lambda s: any(n in s for n in names), what="cmus's library")
+    drawn = now() - t0
+    loaded, n = cmus.wait_done(t0)
+    self.r["cmus"]["open_ms"] = {"drawn": drawn * 1000, "loaded": loaded * 1000, "tracks": n}
+
+  # the run
+
+  def run(self):
+    started = now()
+    say(f"making a library of {self.args.tracks:,} tracks in {self.lib}")
+    self.make()
+    say(f"made in {self.made['s']:.0f} s: {self.made['mix']}, {self.made['mb']:,.0f} MB")
+    h, mpd_r, cm = self.r["hark"], self.r["MPD"], self.r["cmus"]
+    self.step("hark: first index", "hark", lambda: self.hark_scan("first"))
+    self.step("hark: rescan, nothing changed", "hark", lambda: self.hark_scan("unchanged"))
+    mpd = LibMpd(self.lib, self.args.tmp)
+
+    def mpd_first():
+      mpd.prepare()
+      t, cpu = mpd.update()
+      mpd_r["first"] = {"s": t, "cpu_s": cpu, "found": mpd.songs()}
+      t, cpu = mpd.update()
+      mpd_r["unchanged"] = {"s": t, "cpu_s": cpu}
+    self.step("MPD: first index and a rescan (mpc update --wait)", "MPD", mpd_first)
+    cmus = LibCmus(self.tmux, self.args.tmp)
+
+    def cmus_first():
+      cmus.start()
+      t, cpu, n = cmus.run_job(f"add -l {self.lib}")
+      cm["first"] = {"s": t, "cpu_s": cpu, "found": n}
+      t, cpu, n = cmus.run_job("update-cache")
+      cm["unchanged"] = {"s": t, "cpu_s": cpu, "found": n}
+    self.step("cmus: add -l, then update-cache", "cmus", cmus_first)
+
+    def change():
+      r = subprocess.run([self.args.make_library, "--change", "1", self.lib],
+                         capture_output=True, text=True, timeout=600)
+      if r.returncode != 0:
+        raise RuntimeError(r.stderr.strip()[-300:])
+      m = re.search(r"changed (\d+)", r.stderr)
+      self.r["changed"] = int(m.group(1)) if m else None
+    self.step("changing 1 % of the files (a tag rewritten)", "hark", change)
+    self.step("hark: rescan, 1 % changed", "hark", lambda: self.hark_scan("changed"))
+
+    def mpd_changed():
+      t, cpu = mpd.update()
+      mpd_r["changed"] = {"s": t, "cpu_s": cpu}
+      mpd_r["rss_mb"] = proc_hwm_mb(mpd.proc.pid)
+    self.step("MPD: rescan, 1 % changed", "MPD", mpd_changed)
+    mpd.stop()
+
+    def cmus_changed():
+      t, cpu, n = cmus.run_job("update-cache")
+      cm["changed"] = {"s": t, "cpu_s": cpu, "found": n}
+      cm["rss_after_add_mb"] = proc_hwm_mb(cmus.pid)
+      cmus.stop()
+      self.cmus_open(cmus)
+      # Browse as in hark: down the artists, into one (cmus's tree opens it in place).
+      for k in ("Down", "space", "Down", "Tab", "Tab"):
+        self.tmux.keys("cmus", k)
+      time.sleep(0.5)
+      self.cmus_search()
+      cm["rss_mb"] = proc_hwm_mb(cmus.pid)
+    self.step("cmus: update-cache, 1 % changed; started again on its library", "cmus",
+              cmus_changed)
+    cmus.stop()
+    self.step("hark: library search on the command line", "hark", self.hark_cli_search)
+    self.step("hark: the index's search query alone", "hark", self.sql_search)
+    self.step("tmux: the echo floor", "hark", self.echo_floor)
+    self.step("hark: the interface (open, browse, search a key at a time)", "hark", self.hark_ui)
+    return now() - started
+
+
+def library_lines(b, elapsed):
+  r, made = b.r, b.made
+  h, m, c = r["hark"], r["MPD"], r["cmus"]
+
+  def g(d, *keys):
+    for k in keys:
+      if not isinstance(d, dict) or k not in d:
+        return None
+      d = d[k]
+    return d
+
+  def secs(d, key):
+    v = g(d, key, "s")
+    if v is None:
+      return "—"
+    cpu = g(d, key, "cpu_s")
+    return f"{v:.2f} s" + (f" ({cpu:.1f} CPU)" if cpu is not None else "")
+
+  lines = [
+    f"hark library benchmark: {made['tracks']:,} tracks ({made['mix']}, 0.2–0.5 s each, "
+    f"{made['mb']:,.0f} MB in {made['albums']:,} albums of {made['artists']:,} artists), made "
+    f"by scripts/make-library in {made['s']:.0f} s; measured in {elapsed / 60:.1f} min",
+    "every file in the page cache (written just before); index times in wall seconds, with the "
+    "CPU seconds of the program (and its helpers) in brackets",
+    f"rescan, 1 % changed: {r.get('changed', '?')} files with a tag rewritten (size and "
+    "modification time changed)",
+    "",
+  ]
+  rows = [
+    ["first index", secs(h, "first"), secs(m, "first"), secs(c, "first"),
+     "hark library scan DIR; mpc update --wait; cmus-remote -C 'add -l DIR'"],
+    ["rescan, nothing changed", secs(h, "unchanged"), secs(m, "unchanged"), secs(c, "unchanged"),
+     "the same; cmus: update-cache"],
+    ["rescan, 1 % changed", secs(h, "changed"), secs(m, "changed"), secs(c, "changed"), ""],
+    ["tracks found", fmt_num(g(h, "first", "found"), ","), fmt_num(g(m, "first", "found"), ","),
+     fmt_num(g(c, "first", "found"), ","), ""],
+    ["open the interface", fmt_num(g(h, "open_ms", "median"), ".0f", " ms"), "—",
+     fmt_num(g(c, "open_ms", "drawn"), ".0f", " ms"),
+     f"to the library drawn; hark median of {HARK_OPENS} (first, no saved queue: "
+     f"{fmt_num(g(h, 'open_ms', 'first_no_saved_queue'), '.0f', ' ms')}); cmus all of it "
+     f"loaded at {fmt_num(g(c, 'open_ms', 'loaded'), '.0f', ' ms')}"],
+    ["peak RSS, library open", fmt_num(g(h, "rss_mb"), ".1f", " MB"),
+     fmt_num(g(m, "rss_mb"), ".1f", " MB"), fmt_num(g(c, "rss_mb"), ".1f", " MB"),
+     "VmHWM: hark's interface opened, browsed and searched (its queue the whole library); "
+     "MPD after its updates; cmus started on its saved library and searched"],
+  ]
+  lines += table_lines(["", "hark", "MPD", "cmus", "notes"], rows)
+  lines.append("")
+  lines.append("search, per keystroke (median / worst ms), query typed a key at a time:")
+
+  def mw(d):
+    return "—" if not d else f"{d['median_ms']:.1f} / {d['worst_ms']:.1f}"
+
+  srows = []
+  for q, what in LIBRARY_QUERIES:
+    ui = g(h, "ui_search", q)
+    srows.append([f"'{q}' ({what})", mw(ui), mw(g(h, "sql_search", q)),
+                  fmt_num(g(h, "cli_search", q, "median_ms"), ".0f", " ms"),
+                  mw(g(c, "ui_search", q)),
+                  "hark showed nothing!" if ui and ui.get("nothing") else ""])
+  lines += table_lines(["query", "hark UI", "hark query", "hark CLI", "cmus UI", ""], srows)
+  fl = r.get("floor")
+  lines.append("UI: key sent (tmux send-keys) until the screen shows it typed, with hark's "
+               "results (≤ 500 tracks; hark draws after its search) or cmus's cursor on the "
+               "first match; read with capture-pane every 2 ms. tmux alone, on `cat`: "
+               + mw(fl) + " ms")
+  lines.append("query: Library.search's SQL alone on hark's index (Python's sqlite3), each "
+               "prefix of the query; CLI: `hark library search WORD`, process start to exit, "
+               "median of 5")
+  lines.append("")
+  hs = [g(h, "ui_search", q, "median_ms") for q, _ in LIBRARY_QUERIES]
+  hw = [g(h, "ui_search", q, "worst_ms") for q, _ in LIBRARY_QUERIES]
+  qs = [g(h, "sql_search", q, "worst_ms") for q, _ in LIBRARY_QUERIES]
+
+  def ok(v):
+    return {True: "ok", False: "MISSED", None: "not measured"}[v]
+
+  def all_below(xs, limit):
+    return None if not xs or any(x is None for x in xs) else all(x < limit for x in xs)
+
+  open_ms, rss, crss = g(h, "open_ms", "median"), g(h, "rss_mb"), g(c, "rss_mb")
+  lines.append(
+    f"goals (issue 13): search < {SEARCH_GOAL_MS:.0f} ms a keystroke: UI median "
+    f"{ok(all_below(hs, SEARCH_GOAL_MS))}, worst {ok(all_below(hw, SEARCH_GOAL_MS))}, the "
+    f"query alone (worst) {ok(all_below(qs, SEARCH_GOAL_MS))}; open < {OPEN_GOAL_MS:.0f} ms "
+    f"{ok(None if open_ms is None else open_ms < OPEN_GOAL_MS)}; peak RSS below cmus's "
+    f"{ok(None if rss is None or crss is None else rss < crss)}")
+  if b.errors:
+    lines.append("")
+    lines.append("errors:")
+    lines += [f"  {e}" for e in b.errors]
+  return lines
+
+
+def library_main(args):
+  b = LibraryBench(args)
+  try:
+    elapsed = b.run()
+  finally:
+    PROCS.stop_all()
+  text = "\n".join(library_lines(b, elapsed))
+  print(text, flush=True)
+  if args.json:
+    with open(args.json, "w") as f:
+      json.dump({"library": b.made, "elapsed_s": elapsed, "results": b.r, "errors": b.errors,
+                 "goals": {"search_ms": SEARCH_GOAL_MS, "open_ms": OPEN_GOAL_MS,
+                           "rss": "below cmus's"}}, f, indent=2, ensure_ascii=False)
+      f.write("\n")
+  return 1 if b.errors else 0
+
+
 def main():
   parser = argparse.ArgumentParser(prog="bench.py")
   sub = parser.add_subparsers(dest="cmd", required=True)
@@ -2388,6 +2991,10 @@ def main():
                  help="measure the manners (headset, call, MPRIS) instead: " + DEFAULT_MANNERS)
   r.add_argument("--formats", default=",".join(DEFAULT_FORMATS))
   r.add_argument("--no-ducking", action="store_true")
+  r.add_argument("--library", help="measure the library instead (issue 13): make one of "
+                 "--tracks tracks in this (new) folder with --make-library, and index it")
+  r.add_argument("--tracks", type=int, default=50000)
+  r.add_argument("--make-library")
   args = parser.parse_args()
   global ARGS
   ARGS = args
@@ -2401,7 +3008,11 @@ def main():
   for p in args.players:
     if p not in known:
       parser.error(f"unknown player '{p}'; choose from {', '.join(known)}")
-  if not args.manners and not (args.decoder and args.rusage and args.files):
+  if args.library:
+    if not args.make_library:
+      parser.error("--library needs --make-library")
+    known = {"hark": None}
+  elif not args.manners and not (args.decoder and args.rusage and args.files):
     parser.error("--decoder, --rusage and --files are needed (but with --manners)")
   for f in args.formats:
     if f not in FORMATS:
@@ -2413,6 +3024,8 @@ def main():
   signal.signal(signal.SIGTERM, on_signal)
   signal.signal(signal.SIGHUP, on_signal)
   try:
+    if args.library:
+      return library_main(args)
     if args.manners:
       manners_main(args)
       return 0
