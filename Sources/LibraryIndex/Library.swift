@@ -273,6 +273,11 @@ public final class Library {
     return try tracks(sql, values)
   }
 
+  /// The track indexed for `path`, if any.
+  public func track(at path: String) throws(SQLiteError) -> IndexedTrack? {
+    try tracks("SELECT * FROM tracks WHERE path = ?1", [.text(path)]).first
+  }
+
   /// Every track under `folder`, in the order `search` gives.
   public func tracks(under folder: String) throws(SQLiteError) -> [IndexedTrack] {
     let root = folder.hasSuffix("/") ? folder : folder + "/"

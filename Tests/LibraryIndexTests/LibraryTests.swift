@@ -73,6 +73,17 @@ import Testing
     #expect(try library.search("song three").count == 1, "found by its new file name")
   }
 
+  /// The interface labels its queue from the index by path (no file opened for it).
+  @Test func aTrackIsFoundByItsPath() throws {
+    let library = try makeLibrary()
+    _ = try library.scan(music)
+    let svefn = try #require(
+      try library.track(at: music + "/Sigur Rós/1999 Ágætis byrjun/01 Svefn.flac"))
+    #expect(svefn.title == "Svefn-g-englar" && svefn.year == 1999)
+    #expect(try library.track(at: music + "/Sigur Rós/nothing.flac") == nil)
+    #expect(try library.track(at: music + "/Sigur Rós") == nil, "a folder is no track")
+  }
+
   @Test func searchFoldsCaseAndDiacriticsAndTakesEveryWord() throws {
     let library = try makeLibrary()
     _ = try library.scan(music)

@@ -520,7 +520,15 @@ private final class InterfaceLoop {
     state.showFolder(path, .success(rows), now: now)
   }
 
-  private func requestQueueTags() { requestTags(state.snapshot.queue.map(\.path)) }
+  /// The queue whose tags were last asked for: most snapshots bring the same queue (the same
+  /// array, so comparing is at once), and 50,000 paths are not looked through each second.
+  private var taggedQueue: [QueuedTrack] = []
+
+  private func requestQueueTags() {
+    guard state.snapshot.queue != taggedQueue else { return }
+    taggedQueue = state.snapshot.queue
+    requestTags(taggedQueue.map(\.path))
+  }
 
   private func requestTags(_ paths: [String]) {
     let wanted = paths.filter { state.tags[$0] == nil && !requestedTags.contains($0) }

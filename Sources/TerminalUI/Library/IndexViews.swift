@@ -109,6 +109,10 @@ public struct IndexAccess: Sendable {
       _ progress: @escaping @Sendable (_ line: String, _ isProblem: Bool) -> Void,
       _ updated: @escaping @Sendable () -> Void
     ) -> Void
+  /// Any thread: what the index holds of a file's tags; nil when it is not indexed (or its tags
+  /// could not be read). Read before the file itself, which for an .m4a means a helper process:
+  /// a queue of 50,000 tracks is then labelled from the index, not by 50,000 reads.
+  public var tags: @Sendable (String) -> TrackInfo? = { _ in nil }
 
   public init(
     browse: @escaping @Sendable (IndexView) -> IndexListing?,

@@ -9,12 +9,14 @@ import TerminalUI
 func indexAccess(root: String) -> IndexAccess? {
   guard let path = Library.defaultPath() else { return nil }
   let reader = IndexReader(path: path, root: root)
-  return IndexAccess(
+  var access = IndexAccess(
     browse: { reader.browse($0) },
     search: { reader.search($0) },
     keepCurrent: { progress, updated in
       keepCurrent(root: root, path: path, progress: progress, updated: updated)
     })
+  access.tags = { reader.tags($0) }
+  return access
 }
 
 /// Scans `root` into the index at `path`, then rescans each folder below it that inotify says
@@ -117,6 +119,19 @@ private final class IndexReader: @unchecked Sendable {
     }
   }
 
+  func tags(_ path: String) -> TrackInfo? {
+    withLibrary { library throws(SQLiteError) -> TrackInfo? in
+      guard let t = try library.track(at: path), t.problem == nil else { return nil }
+      return info(t)
+    } ?? nil
+  }
+
+  private func info(_ t: IndexedTrack) -> TrackInfo {
+    TrackInfo(
+      title: t.title ?? QueueLoader.title(fromPath: t.path), artist: t.artist, album: t.album,
+      duration: t.seconds, track: t.trackNumber, year: t.year)
+  }
+
   func search(_ query: String) -> IndexListing? {
     withLibrary { library throws(SQLiteError) -> IndexListing in
       trackRows(try library.search(query).filter { $0.path.hasPrefix(rootSlash) })
@@ -139,12 +154,10 @@ private final class IndexReader: @unchecked Sendable {
   private func trackRows(_ tracks: [IndexedTrack]) -> IndexListing {
     var tags: [String: TrackInfo] = [:]
     let rows = tracks.map { t -> LibraryEntry in
-      let title = t.title ?? QueueLoader.title(fromPath: t.path)
-      tags[t.path] = TrackInfo(
-        title: title, artist: t.artist, album: t.album, duration: t.seconds,
-        track: t.trackNumber, year: t.year)
+      let info = info(t)
+      tags[t.path] = info
       // The track number has a column of its own.
-      return LibraryEntry(kind: .file, name: title, path: t.path)
+      return LibraryEntry(kind: .file, name: info.title ?? t.path, path: t.path)
     }
     return IndexListing(rows: rows, tags: tags)
   }

@@ -103,7 +103,10 @@ enum InterfaceLauncher {
     ui.bindings = bindings
     ui.startupMessages = startup
     ui.startView = settings.startView == "queue" ? .queue : .library
+    // The index's tags where it has them (no file opened, no helper started), else the file's.
+    let index = indexAccess(root: libraryFolder)
     ui.readTags = { path in
+      if let indexed = index?.tags(path) { return indexed }
       guard let (metadata, seconds) = Decoders.tags(path) else { return nil }
       return TrackInfo(
         title: metadata.title, artist: metadata.artist, album: metadata.album, duration: seconds,
@@ -120,7 +123,7 @@ enum InterfaceLauncher {
     ui.simulateCall = { SimulatedCall.start(logPath: logPath) }
     // Artists, albums and genres from the tag index, and search across the whole library;
     // the index of the library's folder is brought up to date in the background.
-    ui.index = indexAccess(root: libraryFolder)
+    ui.index = index
     if settings.coverArt {
       ui.readCover = { path, columns, rows, colors, pixels in
         CoverHelper.cover(of: path, columns: columns, rows: rows, colors: colors, pixels: pixels)
