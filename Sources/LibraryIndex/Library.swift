@@ -58,7 +58,8 @@ public final class Library {
   public private(set) var setAside: String?
 
   /// The schema's version (PRAGMA user_version) and an application id ("hark").
-  static let schemaVersion = 1
+  /// 2: the search index (tracks_search).
+  static let schemaVersion = 2
   static let applicationID: Int32 = 0x6861_726B
 
   /// The index's usual place, or nil without a home.
@@ -89,6 +90,7 @@ public final class Library {
       """
       PRAGMA journal_mode = WAL;
       PRAGMA synchronous = NORMAL;
+      PRAGMA recursive_triggers = ON;
       PRAGMA application_id = \(Self.applicationID);
       CREATE TABLE IF NOT EXISTS tracks (
         path TEXT PRIMARY KEY NOT NULL, size INTEGER NOT NULL, mtime INTEGER NOT NULL,
@@ -97,6 +99,24 @@ public final class Library {
         cover INTEGER NOT NULL DEFAULT 0, problem TEXT, folded TEXT NOT NULL DEFAULT ''
       );
       CREATE INDEX IF NOT EXISTS tracks_by_artist ON tracks (artist, album, disc, track);
+      -- Search: the folded text's trigrams (FTS5), so that a word of three letters or more is
+      -- found through an index rather than by reading every row (1 ms at 50,000 tracks, not
+      -- 10 to 30). Kept in step by triggers; the scan's INSERT OR REPLACE deletes the old row
+      -- first, which fires the delete trigger only with recursive_triggers on (above).
+      CREATE VIRTUAL TABLE IF NOT EXISTS tracks_search
+        USING fts5(folded, content = 'tracks', content_rowid = 'rowid', tokenize = 'trigram');
+      CREATE TRIGGER IF NOT EXISTS tracks_search_insert AFTER INSERT ON tracks BEGIN
+        INSERT INTO tracks_search (rowid, folded) VALUES (new.rowid, new.folded);
+      END;
+      CREATE TRIGGER IF NOT EXISTS tracks_search_delete AFTER DELETE ON tracks BEGIN
+        INSERT INTO tracks_search (tracks_search, rowid, folded)
+          VALUES ('delete', old.rowid, old.folded);
+      END;
+      CREATE TRIGGER IF NOT EXISTS tracks_search_update AFTER UPDATE ON tracks BEGIN
+        INSERT INTO tracks_search (tracks_search, rowid, folded)
+          VALUES ('delete', old.rowid, old.folded);
+        INSERT INTO tracks_search (rowid, folded) VALUES (new.rowid, new.folded);
+      END;
       PRAGMA user_version = \(Self.schemaVersion);
       """)
   }
@@ -264,11 +284,24 @@ public final class Library {
     let words = SearchText.folded(query).split(separator: " ").map(String.init)
     var sql = "SELECT * FROM tracks"
     var values: [Statement.Value?] = []
-    for (i, word) in words.enumerated() {
-      sql += (i == 0 ? " WHERE" : " AND") + " folded LIKE ?\(i + 1) ESCAPE '\\'"
+    // Words of three characters or more, without LIKE's wildcards, through the trigram index
+    // (which an ESCAPE clause would turn off); the others by reading the rows it leaves.
+    let indexed = words.filter { $0.count >= 3 && !$0.contains(where: { "%_\\".contains($0) }) }
+    var conditions: [String] = []
+    if !indexed.isEmpty {
+      let likes = indexed.map { word -> String in
+        values.append(.text("%" + word + "%"))
+        return "folded LIKE ?\(values.count)"
+      }
+      conditions.append(
+        "rowid IN (SELECT rowid FROM tracks_search WHERE " + likes.joined(separator: " AND ") + ")")
+    }
+    for word in words where !indexed.contains(word) {
       let escaped = word.replacingEvery(["\\": "\\\\", "%": "\\%", "_": "\\_"])
       values.append(.text("%" + escaped + "%"))
+      conditions.append("folded LIKE ?\(values.count) ESCAPE '\\'")
     }
+    if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
     sql += " ORDER BY coalesce(album_artist, artist), album, disc, track, path LIMIT \(limit)"
     return try tracks(sql, values)
   }

@@ -69,6 +69,7 @@ import Testing
     let rescan = try library.scan(music)
     #expect(rescan == ScanReport(found: 2, read: 2, removed: 2, unreadable: 0))
     #expect(try library.search("remaster").map(\.title) == ["Svefn (remaster)"])
+    #expect(try library.search("englar").isEmpty, "the old title is gone from the search index")
     #expect(try library.search("pure").isEmpty)
     #expect(try library.search("song three").count == 1, "found by its new file name")
   }
@@ -94,6 +95,11 @@ import Testing
     #expect(try library.search("100%").map(\.title) == ["100% Pure"], "% is a character")
     #expect(try library.search("under_").count == 1)
     #expect(try library.search("under%").isEmpty)
+    // Words under three letters are looked for without the trigram index, alone or beside one.
+    #expect(try library.search("rós").map(\.artist) == ["Sigur Rós"])
+    #expect(try library.search("zo").map(\.artist) == ["Zoë"])
+    #expect(try library.search("zo song").map(\.title) == ["Song 3"])
+    #expect(try library.search("zo svefn").isEmpty)
     #expect(try library.search("").count == 3)
     #expect(try library.tracks(under: music + "/Zoë").map(\.title) == ["Song 3"])
     // A folder whose name is not ASCII, scanned on its own: nothing read again, nothing lost.
