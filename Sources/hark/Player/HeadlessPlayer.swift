@@ -82,6 +82,8 @@ final class HeadlessPlayer {
         case .seeked(let position):
           say("at \(formatTime(position))")
         case .queueEnded(let nothingPlayed):
+          // When the last of it has been heard, before the process winds down.
+          if !nothingPlayed { say("end of the queue") }
           status.set(nothingPlayed ? 1 : 0)
           player.quit()
         case .outputFailed(let line):
