@@ -14,6 +14,9 @@ players() { status_query "sum(1 for x in s['sessions'] if x['name'] == 'hark')";
 
 start player hark play --no-ui --device pulse "$E2E_DIR/a.wav" "$E2E_DIR/b.wav"
 expect_log player "playing 'a' (1/2)" 10
+# It plays at once while the session server it started comes up, and registers (saying it
+# takes files) a moment later: what is handed over waits for that, not for the sound.
+wait_until 10 "the player registered with the session server" 'test "$(players)" = 1'
 
 # `hark play FILE` elsewhere (another folder, a relative path): the running player plays it
 # now, after the track it was playing, and keeps the rest of its queue.
