@@ -20,7 +20,7 @@ enum {
   HC_CANNOT_OPEN = 2,
   /* The picture is there but does not decode (damaged, a codec FFmpeg lacks). */
   HC_CANNOT_DECODE = 3,
-  /* Wider or taller than 16,384 pixels, or empty. */
+  /* Wider or taller than 8,192 pixels, or empty. */
   HC_TOO_LARGE = 4,
   HC_NO_MEMORY = 5,
 };
@@ -78,6 +78,12 @@ static inline int hc_load_picture(const char *path, int embedded, int max_width,
     }
     if (!found) goto done;
   }
+  /* Refused before it is decoded, when the file says its size: a hostile header must not cost
+     a gigabyte. The decoder is held to the same (max_pixels) when it does not say. */
+  if (stream->codecpar->width > 8192 || stream->codecpar->height > 8192) {
+    result = HC_TOO_LARGE;
+    goto done;
+  }
   const AVCodec *decoder = avcodec_find_decoder(stream->codecpar->codec_id);
   if (!decoder) goto done;
   codec = avcodec_alloc_context3(decoder);
@@ -87,12 +93,13 @@ static inline int hc_load_picture(const char *path, int embedded, int max_width,
   }
   if (avcodec_parameters_to_context(codec, stream->codecpar) < 0) goto done;
   codec->thread_count = 1;
+  codec->max_pixels = 8192 * 8192;
   if (avcodec_open2(codec, decoder, NULL) < 0) goto done;
   if (avcodec_send_packet(codec, packet) < 0) goto done;
   avcodec_send_packet(codec, NULL);
   if (avcodec_receive_frame(codec, frame) < 0) goto done;
   int w = frame->width, h = frame->height;
-  if (w <= 0 || h <= 0 || w > 16384 || h > 16384) {
+  if (w <= 0 || h <= 0 || w > 8192 || h > 8192) {
     result = HC_TOO_LARGE;
     goto done;
   }
@@ -110,14 +117,18 @@ static inline int hc_load_picture(const char *path, int embedded, int max_width,
   scaler = sws_getContext(w, h, (enum AVPixelFormat)frame->format, dw, dh, AV_PIX_FMT_RGBA,
                           SWS_AREA, NULL, NULL, NULL);
   if (!scaler) goto done;
-  uint8_t *out = av_malloc((size_t)dw * dh * 4);
+  uint8_t *out = av_mallocz((size_t)dw * dh * 4);
   if (!out) {
     result = HC_NO_MEMORY;
     goto done;
   }
   uint8_t *planes[4] = {out, NULL, NULL, NULL};
   int strides[4] = {dw * 4, 0, 0, 0};
-  sws_scale(scaler, (const uint8_t *const *)frame->data, frame->linesize, 0, h, planes, strides);
+  if (sws_scale(scaler, (const uint8_t *const *)frame->data, frame->linesize, 0, h, planes,
+                strides) <= 0) {
+    av_free(out);
+    goto done;
+  }
   *rgba = out;
   *width = dw;
   *height = dh;

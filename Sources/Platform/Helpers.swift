@@ -32,6 +32,8 @@ public struct HelperOutput: Sendable, Hashable {
   public var errorLine: String
   /// It was killed for running past its time.
   public var timedOut: Bool
+  /// It was killed for writing more than the limit.
+  public var wroteTooMuch = false
 }
 
 /// Runs `executable arguments…` to its end and collects what it writes: stdin /dev/null, no
@@ -102,15 +104,16 @@ public func runHelper(
   }
   var output: [UInt8] = []
   var errors: [UInt8] = []
-  var killed = false
+  var timedOut = false
+  var tooMuch = false
+  var failed = false
   let deadline = monotonicNanoseconds() + nanoseconds(timeout)
   var open = (out: true, err: true)
   var chunk = [UInt8](repeating: 0, count: 16_384)
   while open.out || open.err {
     let now = monotonicNanoseconds()
-    if now >= deadline || output.count > limit {
-      kill(pid, SIGKILL)
-      killed = true
+    if now >= deadline {
+      timedOut = true
       break
     }
     var fds = [
@@ -118,7 +121,10 @@ public func runHelper(
       pollfd(fd: open.err ? err.0 : -1, events: Int16(POLLIN), revents: 0),
     ]
     let wait = Int32(min(1_000, (deadline - now) / 1_000_000 + 1))
-    if poll(&fds, 2, wait) < 0 && errno != EINTR { break }
+    if poll(&fds, 2, wait) < 0 && errno != EINTR {
+      failed = true
+      break
+    }
     for (i, fd) in [out.0, err.0].enumerated() where fds[i].revents != 0 {
       let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
       if n < 0 && (errno == EINTR || errno == EAGAIN) { continue }
@@ -128,17 +134,26 @@ public func runHelper(
       }
       if i == 0 {
         output += chunk[..<n]
+        if output.count > limit { tooMuch = true }
       } else {
         errors = Array((errors + chunk[..<n]).suffix(4_096))
       }
     }
+    if tooMuch { break }
+  }
+  let killed = timedOut || tooMuch || failed
+  if killed {
+    // Its process group: whatever it started goes with it.
+    kill(-pid, SIGKILL)
+    kill(pid, SIGKILL)
   }
   var status: Int32 = 0
-  _ = retryingEINTR { waitpid(pid, &status, 0) }
-  let exited = status & 0x7F == 0  // WIFEXITED is a macro Swift does not import
+  // Reaped elsewhere (SIGCHLD ignored, a waitpid(-1)): how it ended is not known.
+  let reaped = retryingEINTR { waitpid(pid, &status, 0) } == pid
+  let exited = reaped && status & 0x7F == 0  // WIFEXITED is a macro Swift does not import
   let text = String(decoding: errors, as: UTF8.self)
   let lines = text.split(separator: "\n", omittingEmptySubsequences: true)
   return HelperOutput(
     status: exited && !killed ? (status >> 8) & 0xFF : nil, output: killed ? [] : output,
-    errorLine: lines.last.map(String.init) ?? "", timedOut: killed)
+    errorLine: lines.last.map(String.init) ?? "", timedOut: timedOut, wroteTooMuch: tooMuch)
 }

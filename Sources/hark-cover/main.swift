@@ -148,6 +148,10 @@ func fail(_ reason: String) -> Never {
 
 // From argv's bytes: a file name that is not UTF-8 keeps its bytes (CommandLine.arguments would
 // repair it into a name that does not exist).
+// A picture that would take more than 1 GiB (a decoder led astray by a hostile file) fails here
+// rather than taking the machine's memory.
+var limit = rlimit(rlim_cur: 1 << 30, rlim_max: 1 << 30)
+setrlimit(__rlimit_resource_t(RLIMIT_AS.rawValue), &limit)
 let request = parse(
   (1..<Int(CommandLine.argc)).compactMap {
     CommandLine.unsafeArgv[$0].map { FileName.string(cString: $0) }
@@ -173,11 +177,19 @@ var rc = hc_load_picture(
   FileName.c("file:" + request.path), 1, Int32(maxWidth), Int32(maxHeight), &pixels, &width,
   &height)
 if rc != Int32(HC_OK) {
+  let embedded = rc
   let slash = request.path.lastIndex(of: "/")
   let folder = slash.map { String(request.path[..<$0]) } ?? "."
   guard let picture = coverBeside(folder.isEmpty ? "/" : folder), isRegularFile(picture) else {
-    say("no cover\n")
-    exit(3)
+    // One embedded but not drawable is a failure with its reason, not "no cover".
+    switch Int(embedded) {
+    case Int(HC_TOO_LARGE): fail("the embedded cover is too large a picture")
+    case Int(HC_CANNOT_DECODE): fail("the embedded cover is not a picture FFmpeg can decode")
+    case Int(HC_NO_MEMORY): fail("out of memory")
+    default:
+      say("no cover\n")
+      exit(3)
+    }
   }
   source = picture.split(separator: "/").last.map(String.init) ?? picture
   rc = hc_load_picture(

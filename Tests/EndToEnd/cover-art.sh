@@ -82,8 +82,8 @@ pass "a track with no cover shows none"
 keys b b
 expect_screen "Embedded"
 wait_for 10 "the embedded cover again" has_picture
-tmux_ resize-window -t "$SESSION" -x 80 -y 30
-wait_for 10 "no picture at 80 columns" no_picture
+tmux_ resize-window -t "$SESSION" -x 72 -y 30
+wait_for 10 "no picture at 72 columns" no_picture
 tmux_ resize-window -t "$SESSION" -x 120 -y 30
 wait_for 10 "the picture back at 120 columns" has_picture
 pass "too narrow a window hides the cover; widened, it comes back"

@@ -245,7 +245,11 @@ import Testing
 
   @Test func moreThanTheLimitIsKilledToo() throws {
     let run = try runHelper("/bin/sh", ["-c", "exec yes"], timeout: .seconds(20), limit: 100_000)
-    #expect(run.timedOut)
+    #expect(run.wroteTooMuch && !run.timedOut && run.status == nil)
+    // All at once and gone: still too much.
+    let quick = try runHelper(
+      "/bin/sh", ["-c", "head -c 200000 /dev/zero"], timeout: .seconds(20), limit: 100_000)
+    #expect(quick.wroteTooMuch && quick.output.isEmpty)
   }
 
   @Test func aMissingExecutableIsAnError() {

@@ -146,12 +146,18 @@ import Testing
       pictureCells(
         state(rows: 30, columns: 120, coverOf: "/music/Other/09.flac", art: art), rows: 30,
         columns: 120) == 0)
-    // 80 columns leave the list less than 60 beside a picture.
-    #expect(Layout(rows: 30, columns: 80).coverCells == nil)
+    // 80 columns: a smaller picture, the list keeping 61; the 24-column one does not fit.
+    #expect(Layout(rows: 30, columns: 80).coverCells.map { [$0.columns, $0.rows] } == [18, 9])
     #expect(
       pictureCells(
         state(rows: 30, columns: 80, coverOf: "/music/Album/01.flac", art: art), rows: 30,
         columns: 80) == 0)
+    // 72 columns leave no room for one of 6 rows beside a list of 60.
+    #expect(Layout(rows: 30, columns: 72).coverCells == nil)
+    // Not under the help (a picture the terminal draws would lie over it).
+    var helped = state(rows: 30, columns: 120, coverOf: "/music/Album/01.flac", art: art)
+    helped.overlay = .help(top: 0)
+    #expect(pictureCells(helped, rows: 30, columns: 120) == 0)
     // Too short a list for 6 rows of picture.
     #expect(Layout(rows: 11, columns: 120).coverCells == nil)
     // A picture drawn for a bigger window than this one now is: not drawn cut.

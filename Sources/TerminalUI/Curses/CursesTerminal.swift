@@ -129,7 +129,9 @@ final class CursesTerminal: Canvas {
 
   /// The palette pictures are drawn in: 256, 16 or 8 colours; 0 without colours (no picture).
   var pictureColors: Int {
-    guard has_colors() else { return 0 }
+    // Pairs from 64 on, enough for a picture's: an 8-colour terminal (xterm, the console) has
+    // 64 in all, and shows no picture rather than an empty box.
+    guard has_colors(), cnc_color_pairs() >= 64 + 512 else { return 0 }
     let n = cnc_colors()
     return n >= 256 ? 256 : n >= 16 ? 16 : n >= 8 ? 8 : 0
   }
@@ -150,6 +152,12 @@ final class CursesTerminal: Canvas {
       pictureWanted = Placement(
         image: image, row: row, column: column, columns: picture.columns, rows: picture.rows)
       return
+    }
+    // Pairs are made as colours are met and kept; when what is left might not do for this
+    // picture, they are made afresh from 64 (only the picture uses them, and it is redrawn
+    // whole every frame).
+    if 64 + picturePairs.count + picture.cells.count > Int(cnc_color_pairs()) {
+      picturePairs.removeAll(keepingCapacity: true)
     }
     for y in 0..<picture.rows {
       for x in 0..<picture.columns {
@@ -201,8 +209,9 @@ final class CursesTerminal: Canvas {
     var w: Int32 = 0
     var h: Int32 = 0
     cnc_window_pixels(1, &w, &h)
-    guard w > 0, h > 0, columns > 0, rows > 0 else { return nil }
-    return (Int(w) / columns, Int(h) / rows)
+    guard columns > 0, rows > 0, Int(w) / columns > 0, Int(h) / rows > 0 else { return nil }
+    // hark-cover takes at most 4096 pixels a side; the cover is at most 24 x 12 cells.
+    return (min(Int(w) / columns, 170), min(Int(h) / rows, 340))
   }
 
   /// The terminal said whether it draws pictures; it does so only when its cells' size is known.

@@ -64,7 +64,8 @@ public struct CoverArt: Hashable, Sendable {
     let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
     guard lines.count == 2 else { return nil }
     let size = lines[1].split(separator: " ")
-    guard size.count == 3, size[0] == "cells", let rows = Int(size[2]) else { return nil }
+    guard size.count == 3, size[0] == "cells", let rows = Int(size[2]), (1...100).contains(rows)
+    else { return nil }
     return rows
   }
 
@@ -174,6 +175,7 @@ public enum CoverHelper {
       return .failed("cannot start hark-cover: \(error)")
     }
     if run.timedOut { return .failed("hark-cover took too long over the cover of '\(path)'") }
+    if run.wroteTooMuch { return .failed("hark-cover wrote too much for the cover of '\(path)'") }
     switch run.status {
     case 0?:
       guard let art = parse(run.output) else {

@@ -44,11 +44,11 @@ public struct Layout: Hashable, Sendable {
   }
 
   /// The cells a cover picture may take, right of the list above the now-playing bar: as tall
-  /// as the list allows up to 12 rows, twice as wide (cells are twice as tall as wide), when
-  /// that leaves the list 60 columns. Nil when there is no room for one of 6 rows.
+  /// as the list allows up to 12 rows, twice as wide (cells are twice as tall as wide), and no
+  /// wider than leaves the list 60 columns. Nil when there is no room for one of 6 rows.
   public var coverCells: (columns: Int, rows: Int)? {
-    let r = min(12, listHeight)
-    guard r >= 6, columns - 2 * r - 1 >= 60 else { return nil }
+    let r = min(12, listHeight, (columns - 61) / 2)
+    guard r >= 6 else { return nil }
     return (2 * r, r)
   }
 

@@ -240,7 +240,9 @@ public enum Screen {
 
   /// The cover to show: the playing track's, when it has one, the setting allows and it fits.
   static func cover(_ s: InterfaceState, _ layout: Layout) -> CoverArt? {
-    guard s.showsCover, let shown = s.cover, shown.path == s.snapshot.current?.path,
+    // Not under the help or the output picker: a picture the terminal draws would lie over them.
+    guard s.showsCover, s.overlay == nil, let shown = s.cover,
+      shown.path == s.snapshot.current?.path,
       let room = layout.coverCells, shown.art.columns <= room.columns,
       shown.art.rows <= room.rows
     else { return nil }
