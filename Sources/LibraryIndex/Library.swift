@@ -86,6 +86,9 @@ public final class Library {
         "the library index '\(path)' was set aside as '\(aside)' (\(problem)); rebuilding it"
     }
     database = try Database(path: path)
+    // Schema 1 (before the search index) is brought up to date in place: its tracks stay, and
+    // the search index is built from them, rather than every file read again.
+    let before = (try? database.scalar("PRAGMA user_version")).flatMap { Int($0 ?? "") } ?? 0
     try database.execute(
       """
       PRAGMA journal_mode = WAL;
@@ -119,6 +122,9 @@ public final class Library {
       END;
       PRAGMA user_version = \(Self.schemaVersion);
       """)
+    if before == 1 {
+      try database.execute("INSERT INTO tracks_search (tracks_search) VALUES ('rebuild')")
+    }
   }
 
   /// Why an existing database will not do; nil when it will (or is new and empty).
@@ -131,7 +137,8 @@ public final class Library {
       (try? db.scalar("SELECT count(*) FROM sqlite_master")).flatMap { Int($0 ?? "") } ?? 0
     if tables == 0 && version == 0 && id == 0 { return nil }  // new
     if id != applicationID { return "it is not hark's" }
-    if version != schemaVersion { return "it is of another version (\(version))" }
+    // 1 is brought up to date in place (init).
+    if version != schemaVersion && version != 1 { return "it is of another version (\(version))" }
     return nil
   }
 
