@@ -61,8 +61,11 @@ enum InterfaceLauncher {
       case .restored, .missing:
         break
       }
-      if restored == nil { files = QueueLoader.load([musicFolder]).files.map(Folder.absolute) }
     }
+    // Nothing named and nothing saved: the music folder is queued, once the interface is up (a
+    // library of 50,000 tracks takes a second or two to walk, which used to pass before anything
+    // was drawn).
+    let queueLater = paths.isEmpty && restored == nil ? musicFolder : nil
 
     // Without a session server the interface plays on alone, and says so on its status line.
     let session = await connectOrPlayAlone(quietly: true)
@@ -86,6 +89,12 @@ enum InterfaceLauncher {
     let forwarders = port?.connect(to: player) ?? []
     let mpris = startMPRIS(for: player)
     let playing = Task { [files] in await player.run(files: files, autoplay: autoplay) }
+    if let folder = queueLater {
+      startThread(named: "hark-queue") {
+        let found = QueueLoader.load([folder]).files.map(Folder.absolute)
+        Task { await player.perform(.add(found, play: false)) }
+      }
+    }
     if let s = restored {
       await player.perform(
         .restore(
