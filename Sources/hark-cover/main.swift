@@ -149,9 +149,14 @@ func fail(_ reason: String) -> Never {
 // From argv's bytes: a file name that is not UTF-8 keeps its bytes (CommandLine.arguments would
 // repair it into a name that does not exist).
 // A picture that would take more than 1 GiB (a decoder led astray by a hostile file) fails here
-// rather than taking the machine's memory.
-var limit = rlimit(rlim_cur: 1 << 30, rlim_max: 1 << 30)
-setrlimit(__rlimit_resource_t(RLIMIT_AS.rawValue), &limit)
+// rather than taking the machine's memory. Not under a sanitizer, whose shadow memory alone
+// maps terabytes of address space.
+if dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__asan_init") == nil,
+  dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") == nil
+{
+  var limit = rlimit(rlim_cur: 1 << 30, rlim_max: 1 << 30)
+  setrlimit(__rlimit_resource_t(RLIMIT_AS.rawValue), &limit)
+}
 let request = parse(
   (1..<Int(CommandLine.argc)).compactMap {
     CommandLine.unsafeArgv[$0].map { FileName.string(cString: $0) }
