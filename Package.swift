@@ -80,7 +80,8 @@ let package = Package(
     .target(name: "PlayerEngine", dependencies: ["AudioCore", "SessionCore", "Platform"]),
     // The AudioSession client library every hark process uses: where the server is (its paths),
     // connecting (starting a server when none answers), requests, events, reconnecting (G16).
-    .target(name: "SessionClient", dependencies: ["SessionCore", "SessionWire", "Platform"]),
+    .target(
+      name: "SessionClient", dependencies: ["SessionCore", "SessionWire", "Platform", "CHarkSys"]),
     // The per-user session server; it meets its clients where SessionClient's paths say.
     .target(
       name: "SessionServer",

@@ -1,5 +1,5 @@
 /// The shape of the samples that flow from a decoder to an output: 32-bit float, interleaved.
-public struct PCMFormat: Hashable, Sendable, CustomStringConvertible {
+public struct PCMFormat: Hashable, Sendable, Codable, CustomStringConvertible {
   /// Frames per second.
   public var sampleRate: Int
   /// Samples per frame.
@@ -9,6 +9,21 @@ public struct PCMFormat: Hashable, Sendable, CustomStringConvertible {
     precondition(sampleRate > 0 && channels > 0, "a format needs a rate and channels")
     self.sampleRate = sampleRate
     self.channels = channels
+  }
+
+  private enum CodingKeys: String, CodingKey { case sampleRate, channels }
+
+  /// Decoded (a player's snapshot, read by an interface attached to it) only with a rate and
+  /// channels, as `init(sampleRate:channels:)` requires.
+  public init(from decoder: any Decoder) throws {
+    let c = try decoder.container(keyedBy: CodingKeys.self)
+    let rate = try c.decode(Int.self, forKey: .sampleRate)
+    let channels = try c.decode(Int.self, forKey: .channels)
+    guard rate > 0 && channels > 0 else {
+      throw DecodingError.dataCorruptedError(
+        forKey: .channels, in: c, debugDescription: "a format needs a rate and channels")
+    }
+    self.init(sampleRate: rate, channels: channels)
   }
 
   /// Whole frames in `seconds`, rounded down, forgiving floating-point error in the last bits:
@@ -27,7 +42,7 @@ public struct PCMFormat: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// What a file says about itself, where the decoder can read it.
-public struct TrackMetadata: Hashable, Sendable {
+public struct TrackMetadata: Hashable, Sendable, Codable {
   public var title: String?
   public var artist: String?
   public var album: String?

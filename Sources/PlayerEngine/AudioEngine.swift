@@ -4,7 +4,7 @@ import Platform
 import Synchronization
 
 /// A queue entry the engine plays: an identity the queue understands and a file.
-public struct QueuedTrack: Hashable, Sendable {
+public struct QueuedTrack: Hashable, Sendable, Codable {
   public var id: Int
   public var path: String
   public init(id: Int, path: String) {

@@ -15,6 +15,10 @@ public struct SessionPaths: Sendable, Hashable {
   /// `$XDG_RUNTIME_DIR/hark`, mode 0700.
   public var directory: String
   public var socket: String { directory + "/session.sock" }
+  /// Where the user's hark player (the one a plain `hark` attaches to) serves its interfaces.
+  public var playerSocket: String { directory + "/player.sock" }
+  /// Held with flock(2) by that player; holds its pid.
+  public var playerLock: String { directory + "/player.lock" }
   /// Held with flock(2) by the one running server; holds its pid.
   public var lock: String { directory + "/session.lock" }
   /// The simulated outputs (`hark route plug`): they last as long as the login.

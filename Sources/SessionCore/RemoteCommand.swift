@@ -26,7 +26,7 @@ public enum RemoteCommandKind: String, Sendable, Hashable, Codable, CaseIterable
 }
 
 /// One remote command with its argument, where it has one.
-public enum RemoteCommand: Sendable, Hashable {
+public enum RemoteCommand: Sendable, Hashable, Codable {
   case play, pause, togglePlayPause, stop, nextTrack, previousTrack
   case seekForward, seekBackward
   /// Skip by a number of seconds (negative values are not allowed; use skipBackward).

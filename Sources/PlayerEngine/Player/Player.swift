@@ -62,7 +62,7 @@ public final class Player: @unchecked Sendable {
   }
 
   /// What the user can do besides remote commands.
-  public enum Action: Sendable, Equatable {
+  public enum Action: Sendable, Equatable, Codable {
     /// Adds files at the end of the queue; `play` starts the first of them at once.
     case add([String], play: Bool)
     /// Files handed over from another terminal (`hark play`, `hark add`), placed as asked;

@@ -3,7 +3,7 @@ import SessionCore
 /// Something the player tells the user besides its new state, as what happened rather than as
 /// words: each view chooses the wording and the style (the interface shows a problem in its
 /// error colour, the headless player prints `description`), with no matching on the text.
-public enum PlayerMessage: Sendable, Equatable, CustomStringConvertible {
+public enum PlayerMessage: Sendable, Equatable, Codable, CustomStringConvertible {
   /// Paused by another app's audio (G11, G13); `willResume` when it was playing and a call's
   /// end will bring it back (G14).
   case interrupted(InterruptionCause, willResume: Bool)
@@ -123,7 +123,7 @@ private func tracks(_ n: Int) -> String { n == 1 ? "1 track" : "\(n) tracks" }
 
 /// Why the player cannot play what the user asked, kept up on the status line (the snapshot's
 /// `problem`) longer than a message: until the next track is heard, or the cause is gone.
-public enum PlayerProblem: Sendable, Equatable, CustomStringConvertible {
+public enum PlayerProblem: Sendable, Equatable, Codable, CustomStringConvertible {
   /// A file was skipped, with its reason; `moreBefore` files were skipped just before it.
   case skipped(file: String, reason: String, moreBefore: Int)
   /// The output would not open.

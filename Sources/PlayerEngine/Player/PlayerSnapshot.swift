@@ -2,7 +2,7 @@ import AudioCore
 import SessionCore
 
 /// How loud the output is, or why there is no volume to show (G3).
-public enum VolumeReading: Sendable, Hashable {
+public enum VolumeReading: Sendable, Hashable, Codable {
   /// The system volume of the output's card, 0…100.
   case level(percent: Double, muted: Bool)
   /// The output has no volume control (a null, file or network device): show its name instead.
@@ -11,7 +11,7 @@ public enum VolumeReading: Sendable, Hashable {
 
 /// Everything the views (terminal UI, MPRIS, `hark status`, the headless player's lines) show
 /// about the player, taken at one moment. Cheap to copy; drawn, never mutated.
-public struct PlayerSnapshot: Sendable, Equatable {
+public struct PlayerSnapshot: Sendable, Equatable, Codable {
   public var state: PlaybackState = .stopped
   /// Why it is paused; nil while playing or stopped.
   public var pausedBy: PauseCause?
@@ -144,7 +144,7 @@ public struct PlayerSnapshot: Sendable, Equatable {
 }
 
 /// Something that happened, beyond the change of state a new snapshot shows.
-public enum PlayerNotice: Sendable, Equatable {
+public enum PlayerNotice: Sendable, Equatable, Codable {
   /// A track started being heard.
   case nowPlaying(QueuedTrack)
   /// The position jumped (a seek), to this many seconds.

@@ -1,12 +1,12 @@
 import CHarkSys
 import Glibc
 import Platform
-import SessionClient
 
-/// The server's side of the socket: listening, accepting, and who is at the other end.
+/// The serving side of a socket (the session server's, a player's for the interfaces attached to
+/// it): listening, accepting, and who is at the other end.
 extension UnixSocket {
   /// A listening socket at `path` (mode 0600), replacing a stale socket file.
-  static func listen(at path: String, backlog: Int32 = 64) throws(SystemError) -> Int32 {
+  package static func listen(at path: String, backlog: Int32 = 64) throws(SystemError) -> Int32 {
     let fd = socket(
       AF_UNIX,
       Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
@@ -32,7 +32,7 @@ extension UnixSocket {
   }
 
   /// Accepts one pending connection, non-blocking; nil when none is pending.
-  static func accept(_ listener: Int32) throws(SystemError) -> Int32? {
+  package static func accept(_ listener: Int32) throws(SystemError) -> Int32? {
     let fd = retryingEINTR { chs_accept_nonblocking(listener) }
     if fd >= 0 { return fd }
     if errno == EAGAIN || errno == EWOULDBLOCK { return nil }
@@ -42,7 +42,7 @@ extension UnixSocket {
   }
 
   /// The peer's uid and pid (SO_PEERCRED).
-  static func peer(_ fd: Int32) throws(SystemError) -> (uid: uid_t, pid: pid_t) {
+  package static func peer(_ fd: Int32) throws(SystemError) -> (uid: uid_t, pid: pid_t) {
     var uid: uid_t = 0
     var pid: pid_t = 0
     guard chs_peer_credentials(fd, &uid, &pid) == 0 else { throw .last("reading peer credentials") }
