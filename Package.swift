@@ -106,6 +106,11 @@ let package = Package(
     // The terminal interface: curses drawing, key decoding and bindings, views of the player.
     .target(
       name: "TerminalUI", dependencies: ["CNcursesw", "PlayerEngine", "SessionCore", "Platform"]),
+    // A player served to the interfaces attached to it, over a socket of its own (detach and
+    // attach), and the interface's side of that link.
+    .target(
+      name: "PlayerLink",
+      dependencies: ["PlayerEngine", "SessionCore", "SessionWire", "SessionClient", "Platform"]),
     // The one executable: subcommands parse arguments, wire the pieces, run.
     .executableTarget(
       name: "hark",
@@ -113,11 +118,14 @@ let package = Package(
         "SessionCore", "SessionWire", "SessionClient", "SessionServer", "CHarkSys", "Platform",
         "AudioCore", "PlayerEngine", "ALSAOutput", "JackRoutes", "SndFileDecoder", "FFmpegDecoder",
         "Settings", "RemoteCommands", "SoundServer", "TerminalUI", "SystemSleep", "Loudness",
-        "LibraryIndex",
+        "LibraryIndex", "PlayerLink",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]),
     .testTarget(name: "PlatformTests", dependencies: ["Platform"]),
+    .testTarget(
+      name: "PlayerLinkTests",
+      dependencies: ["PlayerLink", "PlayerEngine", "SessionCore", "AudioCore", "Platform"]),
     // The gain tags read from files the encoders make at test time, and the arithmetic.
     .testTarget(name: "LoudnessTests", dependencies: ["Loudness", "AudioCore"]),
     // The index against files made at test time, through the real hark-tags.

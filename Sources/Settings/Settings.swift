@@ -36,6 +36,9 @@ public struct Settings: Hashable, Sendable {
   public var replayGainPreventClipping = true
   /// The playing album's cover in the interface, drawn in coloured character cells.
   public var coverArt = true
+  /// The terminal closing under the interface (SIGHUP) while it plays leaves the player playing
+  /// on in the background, as `Q` does; false: it stops, as `q` does.
+  public var detachOnHangup = true
 
   public init() {}
 
@@ -117,6 +120,9 @@ public struct Settings: Hashable, Sendable {
       case "cover_art":
         guard case .boolean(let b) = value else { wrongKind("true or false"); continue }
         settings.coverArt = b
+      case "detach_on_hangup":
+        guard case .boolean(let b) = value else { wrongKind("true or false"); continue }
+        settings.detachOnHangup = b
       case "replaygain_clip":
         guard case .boolean(let b) = value else { wrongKind("true or false"); continue }
         settings.replayGainPreventClipping = b

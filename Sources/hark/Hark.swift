@@ -18,7 +18,7 @@ struct Hark: AsyncParsableCommand {
     subcommands: [
       Open.self, Play.self, Add.self, Ctl.self, Call.self, Simulate.self, RouteCommand.self,
       Silent.self,
-      Status.self, LibraryCommand.self, SessionServerCommand.self,
+      Status.self, LibraryCommand.self, SessionServerCommand.self, BackgroundPlayerCommand.self,
     ],
     // 'hark [--device DEV] [PATH…]' opens the interface.
     defaultSubcommand: Open.self)

@@ -28,6 +28,9 @@ start() {
 # alive PID: the process exists and is not a zombie.
 alive() { local st; st=$(ps -o stat= -p "$1" 2>/dev/null | tr -d ' '); [ -n "$st" ] && [ "${st:0:1}" != Z ]; }
 
+# The pid of the player an interface started (and plays on when detached), from its lock.
+player_pid() { cat "$XDG_RUNTIME_DIR/hark/player.lock" 2>/dev/null | tr -d '[:space:]'; }
+
 server_pid() { cat "$XDG_RUNTIME_DIR/hark/session.lock" 2>/dev/null | tr -d '[:space:]'; }
 
 cleanup() {
@@ -40,6 +43,12 @@ cleanup() {
     pid=${E2E_PIDS[i]}
     kill "$pid" 2>/dev/null || true
     for ((n = 0; n < 40; n++)); do alive "$pid" || break; sleep 0.05; done
+  done
+  # The interface's players (their own processes, detached from any terminal), by what they
+  # serve: this test's runtime folder. Before the session server, as every app is.
+  for pid in $(pgrep -f -- "background-player --socket $XDG_RUNTIME_DIR/" || true); do
+    kill "$pid" 2>/dev/null || true
+    for ((n = 0; n < 60; n++)); do alive "$pid" || break; sleep 0.05; done
   done
   spid=$(server_pid || true)
   if [ -n "$spid" ]; then

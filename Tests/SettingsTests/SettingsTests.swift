@@ -29,6 +29,7 @@ import Testing
       replaygain_preamp_db = 3.5
       replaygain_clip = false
       cover_art = false
+      detach_on_hangup = false
 
       [keys]
       play_pause = ["space", "p"]
@@ -50,6 +51,9 @@ import Testing
     #expect(!settings.replayGainPreventClipping)
     #expect(Settings().replayGain == "off" && Settings().replayGainPreventClipping)
     #expect(!settings.coverArt && Settings().coverArt)
+    #expect(!settings.detachOnHangup && Settings().detachOnHangup)
+    #expect(
+      Settings.parse("detach_on_hangup = 1").1.first?.message.contains("true or false") == true)
     #expect(Settings.parse("replaygain = \"loud\"").1.first?.message.contains("\"album\"") == true)
     #expect(
       Settings.parse("replaygain_preamp_db = 20").1.first?.message.contains("-15 to 15") == true)

@@ -7,6 +7,8 @@ import Synchronization
 /// What other threads have for the UI thread since it last looked.
 struct Inbox: Sendable {
   var snapshot: PlayerSnapshot?
+  /// The player went away under the interface: why.
+  var playerGone: String?
   var notices: [PlayerNotice] = []
   var tags: [String: TrackInfo] = [:]
   var outputs: [OutputChoice]?

@@ -53,9 +53,13 @@ enum InterfaceSignals {
     sigaction(signal, &action, nil)
   }
 
-  /// Back to the defaults, after the terminal was given back.
+  /// Back to the defaults, after the terminal was given back; SIGHUP ignored: a closing terminal
+  /// sends it more than once (the kernel, then the shell to its jobs), and once the first has
+  /// ended the interface, the rest must not end the process before its owner has left the player
+  /// playing or told it to stop.
   static func uninstall() {
-    for s in handled { setDefault(s) }
+    for s in handled where s != SIGHUP { setDefault(s) }
+    signal(SIGHUP, SIG_IGN)
     signalWakeFD.store(-1, ordering: .releasing)
   }
 

@@ -22,6 +22,9 @@ public final class TerminalInterface: @unchecked Sendable {
     public var bindings = KeyBindings.defaults
     /// Lines for the status line at start (config problems, a damaged state file).
     public var startupMessages: [String] = []
+    /// A line of news for the status line at start, when there is no problem to say first
+    /// (attached again to a player that played on).
+    public var greeting: String?
     /// Tags and length of a file, read on the background thread.
     public var readTags: @Sendable (String) -> TrackInfo? = { _ in nil }
     /// The outputs for the route picker, listed on the background thread.
@@ -34,10 +37,6 @@ public final class TerminalInterface: @unchecked Sendable {
     }
     /// Starts a simulated incoming call; returns a line for the status line.
     public var simulateCall: @Sendable () -> String = { "There is no way to simulate a call" }
-    /// Where the queue is saved on quit; nil: not saved.
-    public var stateFile: StateFile?
-    /// The state file was damaged at start: move it aside before saving over it.
-    public var stateFileIsDamaged = false
     /// Where stderr goes while the interface runs; nil: /dev/null.
     public var logPath: String?
     /// The view shown first (the config's start_view).
@@ -66,10 +65,21 @@ public final class TerminalInterface: @unchecked Sendable {
     self.configuration = configuration
   }
 
-  /// Takes the terminal and runs until the user quits or a signal ends it. Returns the exit
-  /// status: 0 after quit, 128 + the signal after SIGINT, SIGTERM or SIGHUP, 1 when the
-  /// terminal could not be taken (said on stderr).
-  public func run() async -> Int32 {
+  /// How the interface ended.
+  public enum Ending: Sendable, Equatable {
+    /// The user quit (q, 0), a signal ended it (SIGINT, SIGTERM, SIGHUP or the terminal gone:
+    /// 128 + the signal), or the terminal could not be taken (1, said on stderr): the owner stops
+    /// the player.
+    case quit(status: Int32)
+    /// The user detached (Q): the player plays on.
+    case detach
+    /// The player went away under the interface (its process ended): why, in words.
+    case playerGone(String)
+  }
+
+  /// Takes the terminal and runs until the user quits or detaches, a signal ends it or the
+  /// player goes away.
+  public func run() async -> Ending {
     let pipe: WakePipe
     do { pipe = try WakePipe() } catch {
       preconditionFailure("the interface needs a pipe: \(error)")
@@ -96,8 +106,9 @@ public final class TerminalInterface: @unchecked Sendable {
         inbox.notices += notices
       }
     }
+    player.observeEnd { why in mailbox.post { $0.playerGone = why } }
     let configuration = self.configuration
-    let status = await withCheckedContinuation { (done: CheckedContinuation<Int32, Never>) in
+    let ending = await withCheckedContinuation { (done: CheckedContinuation<Ending, Never>) in
       startThread(named: "hark-ui") {
         let loop = InterfaceLoop(
           player: player, configuration: configuration, pipe: pipe, mailbox: mailbox,
@@ -107,7 +118,7 @@ public final class TerminalInterface: @unchecked Sendable {
     }
     sink.finish()
     forwarder.cancel()
-    return status
+    return ending
   }
 }
 
@@ -124,6 +135,8 @@ private final class InterfaceLoop {
   private var decoder = KeyDecoder()
   private var requestedTags: Set<String> = []
   private var exitStatus: Int32?
+  /// How it ends, when not by quitting: detached, or the player gone.
+  private var ending: TerminalInterface.Ending?
   private var savedStderr: Int32 = -1
   private var askedForProtocol = false
   /// Where each index view was opened from: its ".." goes back there.
@@ -150,7 +163,7 @@ private final class InterfaceLoop {
     state.showsCover = configuration.readCover != nil
   }
 
-  func run() -> Int32 {
+  func run() -> TerminalInterface.Ending {
     redirectStderr()
     InterfaceSignals.install(pipe)
     InterfaceSignals.installCrashHandlers()
@@ -160,7 +173,7 @@ private final class InterfaceLoop {
       restoreStderr()
       InterfaceSignals.uninstall()
       say("hark: \(error)\n")
-      return 1
+      return .quit(status: 1)
     }
     self.terminal = terminal
     let request = self.request
@@ -171,7 +184,7 @@ private final class InterfaceLoop {
     start(terminal)
     loop(terminal)
     finish(terminal)
-    return exitStatus ?? 0
+    return ending ?? .quit(status: exitStatus ?? 0)
   }
 
   // MARK: Start and end
@@ -201,48 +214,23 @@ private final class InterfaceLoop {
       // One status line: the first problem, and where the others are.
       let more = startup.count > 1 ? "[1 of \(startup.count), all in hark.log] " : ""
       state.say(more + first, style: .warning, now: now)
+    } else if let greeting = configuration.greeting {
+      log(greeting)
+      state.say(greeting, now: now)
     }
     draw(terminal)
     terminal.queryKeyboardProtocol()
     askedForProtocol = true
   }
 
+  /// Gives the terminal back. The queue is saved by the player's process as it ends
+  /// (`SavedState.of`), which outlives a detached interface.
   private func finish(_ terminal: CursesTerminal) {
     worker?.stop()
-    let saveProblem = saveState()
     terminal.close()
     self.terminal = nil
     InterfaceSignals.uninstall()
     restoreStderr()
-    if let saveProblem {
-      // The queue the user had is in the old state file, untouched; say so, and fail.
-      say(
-        "hark: \(saveProblem); the queue was not saved (the state file from before is "
-          + "unchanged): free some space or fix that folder's permissions\n")
-      if (exitStatus ?? 0) == 0 { exitStatus = 1 }
-    }
-  }
-
-  /// Writes the queue, the current entry and its position; a problem, in words, or nil.
-  private func saveState() -> String? {
-    guard let file = configuration.stateFile else { return nil }
-    let snap = player.snapshot
-    let current = snap.current.flatMap { c in snap.queue.firstIndex { $0.id == c.id } }
-    let position = snap.current != nil ? snap.position(at: monotonicNanoseconds()) : 0
-    let saved = SavedState(
-      queue: snap.queue.map(\.path), current: current, position: position, shuffle: snap.shuffle,
-      repeatMode: snap.repeatMode)
-    if configuration.stateFileIsDamaged, let aside = file.setAside() {
-      log("the damaged state file was moved to '\(aside)'")
-    }
-    do {
-      try file.save(saved)
-      return nil
-    } catch {
-      let line = "cannot save the queue: \(error)"
-      log(line)
-      return line
-    }
   }
 
   /// stderr goes to the log while curses owns the screen: libmpg123 and ALSA print there.
@@ -402,6 +390,12 @@ private final class InterfaceLoop {
 
   private func applyMail(now: UInt64) {
     let mail = mailbox.take()
+    if let why = mail.playerGone {
+      log(why)
+      ending = .playerGone(why)
+      exitStatus = 1
+      return
+    }
     if let snapshot = mail.snapshot {
       state.update(snapshot)
       requestQueueTags()
@@ -480,6 +474,9 @@ private final class InterfaceLoop {
       state.say(line, now: now)
     case .redraw: terminal.repaintAll()
     case .suspend: suspend(terminal)
+    case .detach:
+      ending = .detach
+      exitStatus = 0
     case .quit: exitStatus = 0
     case .interrupt: exitStatus = 128 + SIGINT
     }

@@ -42,6 +42,7 @@ public enum UIAction: String, CaseIterable, Hashable, Sendable {
   case help
   case redraw
   case simulateCall = "simulate_call"
+  case detach
   case quit
 
   /// What it does, for the help overlay and the man page.
@@ -89,6 +90,7 @@ public enum UIAction: String, CaseIterable, Hashable, Sendable {
     case .help: "this help"
     case .redraw: "redraw the screen"
     case .simulateCall: "simulate an incoming call ('hark call')"
+    case .detach: "leave, the player playing on in the background ('hark' comes back to it)"
     case .quit: "quit, saving the queue and position"
     }
   }
@@ -138,6 +140,7 @@ public enum UIAction: String, CaseIterable, Hashable, Sendable {
     case .help: ["?"]
     case .redraw: ["C-l"]
     case .simulateCall: ["C"]
+    case .detach: ["Q"]
     case .quit: ["q"]
     }
   }

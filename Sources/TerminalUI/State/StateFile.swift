@@ -31,6 +31,15 @@ public struct SavedState: Codable, Hashable, Sendable {
     self.repeatMode = repeatMode
   }
 
+  /// What `snapshot` has to keep: the queue, the current entry and its position `now`.
+  public static func of(_ snapshot: PlayerSnapshot, now: UInt64) -> SavedState {
+    let current = snapshot.current.flatMap { c in snapshot.queue.firstIndex { $0.id == c.id } }
+    let position = snapshot.current != nil ? snapshot.position(at: now) : 0
+    return SavedState(
+      queue: snapshot.queue.map(\.path), current: current, position: position,
+      shuffle: snapshot.shuffle, repeatMode: snapshot.repeatMode)
+  }
+
   /// Why this state cannot be used as it is, or nil when it can.
   func problem() -> String? {
     if version != 1 { return "it is version \(version), not 1" }

@@ -83,6 +83,8 @@ public enum InterfaceEffect: Equatable, Sendable {
   case simulateCall
   case redraw
   case suspend
+  /// Leave the interface with the player playing on in its own process.
+  case detach
   case quit
   /// Ctrl-C typed as a key (the kitty protocol sends it so): quit as SIGINT does.
   case interrupt
@@ -482,6 +484,7 @@ public struct InterfaceState: Sendable {
       return []
     case .redraw: return [.redraw]
     case .simulateCall: return [.simulateCall]
+    case .detach: return [.detach]
     case .quit: return [.quit]
     }
     return []

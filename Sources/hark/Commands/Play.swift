@@ -49,7 +49,8 @@ struct Play: AsyncParsableCommand {
     if !new, await HandOver.paths(paths, at: .now) == .handed { return }
     StreamIdentity.announce(app: "player", role: .music)
     guard noUI else {
-      await InterfaceLauncher.run(paths: paths, device: device, duck: duck, autoplay: true)
+      await InterfaceLauncher.run(
+        paths: paths, device: device, duck: duck, autoplay: true, new: new)
     }
     silenceALSALibraryErrors()
     let settings = loadSettings()

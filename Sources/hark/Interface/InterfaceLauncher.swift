@@ -3,21 +3,24 @@ import AudioCore
 import Glibc
 import Platform
 import PlayerEngine
+import PlayerLink
 import SessionClient
 import Settings
 import TerminalUI
 
-/// `hark [open] [PATH…]` and `hark play PATH…`: a Player wired to the session server (as the
-/// headless player is), shown and driven by the terminal interface.
+/// `hark [open] [PATH…]` and `hark play PATH…`: the terminal interface, attached to the user's
+/// player. The player runs in a process of its own (`BackgroundPlayer`), which the interface
+/// starts, or finds already running (detached earlier) and attaches to: `q` stops it, `Q`
+/// leaves it playing, and so does the terminal closing while it plays (`detach_on_hangup`).
 enum InterfaceLauncher {
-  static func run(paths: [String], device: String?, duck: Double?, autoplay: Bool) async -> Never {
-    StreamIdentity.announce(app: "player", role: .music)
+  static func run(
+    paths: [String], device: String?, duck: Double?, autoplay: Bool, new: Bool = false
+  ) async -> Never {
     guard isatty(0) == 1 && isatty(1) == 1 else {
       die(
         "the interface needs a terminal, and stdin or stdout is not one; "
           + "to play without it, use 'hark play --no-ui PATH…'")
     }
-    silenceALSALibraryErrors()
     var startup: [String] = []
     let configPath = Settings.defaultPath()
     let (settings, configProblems) = Settings.load(from: configPath)
@@ -30,13 +33,7 @@ enum InterfaceLauncher {
 
     let musicFolder = Self.musicFolder(settings)
     var files: [String] = []
-    var restored: SavedState?
-    var stateDamaged = false
     var libraryFolder = musicFolder
-    let stateFile = StateFile.standard
-    if let problem = stateFile?.prepare() {
-      startup.append(problem.prefix(1).uppercased() + problem.dropFirst())
-    }
     if !paths.isEmpty {
       let (found, problems) = QueueLoader.load(paths)
       guard !found.isEmpty else {
@@ -49,68 +46,79 @@ enum InterfaceLauncher {
         let one = Folder.absolute(paths[0])
         libraryFolder = isDirectory(one) ? one : Folder.parent(of: one)
       }
-    } else {
-      switch stateFile?.load() ?? .missing {
-      case .restored(let saved) where !saved.queue.isEmpty:
-        restored = saved
-      case .damaged(let why):
-        stateDamaged = true
-        startup.append(
-          "The saved queue '\(stateFile?.path ?? "state.json")' is damaged (\(why)); "
-            + "it is left as it is and the music folder is queued instead")
-      case .restored, .missing:
-        break
-      }
     }
-    // Nothing named and nothing saved: the music folder is queued, once the interface is up (a
-    // library of 50,000 tracks takes a second or two to walk, which used to pass before anything
-    // was drawn).
-    let queueLater = paths.isEmpty && restored == nil ? musicFolder : nil
 
-    // Without a session server the interface plays on alone, and says so on its status line.
-    let session = await connectOrPlayAlone(quietly: true)
-    if session == nil {
-      startup.append(
-        "No session server: calls and other apps will not pause hark, and 'hark ctl' cannot reach it"
-      )
-    }
-    let port = session.map(SessionPort.init)
-    var configuration = Player.Configuration(
-      engine: .alsa(
-        device: device ?? settings.device, duckDecibels: duck ?? settings.duckLevelDecibels,
-        replayGain: settings.replayGainSettings),
-      makeVolume: { Mixer(forDevice: $0) })
-    configuration.resumeOnReconnect = settings.resumeOnReconnect
-    configuration.spokenFolders = settings.spokenFolders
-    let sleep = SleepLink()
-    configuration.holdSleep = { sleep.hold($0) }
-    let player = Player(configuration: configuration, session: port ?? LocalSession())
-    sleep.start(for: player)
-    let forwarders = port?.connect(to: player) ?? []
-    let mpris = startMPRIS(for: player)
-    let playing = Task { [files] in await player.run(files: files, autoplay: autoplay) }
-    if let folder = queueLater {
-      startThread(named: "hark-queue") {
-        let found = QueueLoader.load([folder]).files.map(Folder.absolute)
-        Task { await player.perform(.add(found, play: false)) }
-      }
-    }
-    if let s = restored {
-      await player.perform(
-        .restore(
-          paths: s.queue, current: s.current, position: s.position, shuffle: s.shuffle,
-          repeatMode: s.repeatMode))
+    // The player: the one running (nothing named, no --new), else one of its own.
+    let place = PlayerPlace.find(private: new)
+    var greeting: String?
+    let player: RemotePlayer
+    if !new, paths.isEmpty, let socket = place.standardSocket,
+      let running = try? RemotePlayer.attach(to: socket)
+    {
+      player = running
+      greeting =
+        "Back with the hark player playing on (pid \(running.pid)): q stops it, "
+        + "\(bindings.keyNames(.detach).first ?? "Q") leaves it playing"
     } else {
-      // The config's defaults, where no saved queue says otherwise.
-      if settings.shuffle { await player.perform(.setShuffle(true)) }
-      if let mode = RepeatMode(rawValue: settings.repeatMode), mode != .off {
-        await player.perform(.setRepeat(mode))
+      if !new, paths.isEmpty, await HandOver.playerIsRunning() {
+        die(
+          "a hark player without an interface is already running; 'hark ctl', 'hark add' and "
+            + "the media keys reach it ('hark open --new' starts another)")
+      }
+      var stateDamaged = false
+      var restored: SavedState?
+      let stateFile = StateFile.standard
+      if let problem = stateFile?.prepare() {
+        startup.append(problem.prefix(1).uppercased() + problem.dropFirst())
+      }
+      if paths.isEmpty {
+        switch stateFile?.load() ?? .missing {
+        case .restored(let saved) where !saved.queue.isEmpty:
+          restored = saved
+        case .damaged(let why):
+          stateDamaged = true
+          startup.append(
+            "The saved queue '\(stateFile?.path ?? "state.json")' is damaged (\(why)); "
+              + "it is left as it is and the music folder is queued instead")
+        case .restored, .missing:
+          break
+        }
+      }
+      do {
+        player = try place.start(device: device, duck: duck, stateDamaged: stateDamaged)
+      } catch {
+        die("\(error)")
+      }
+      if !files.isEmpty {
+        await player.perform(.add(files, play: autoplay))
+      } else if let s = restored {
+        await player.perform(
+          .restore(
+            paths: s.queue, current: s.current, position: s.position, shuffle: s.shuffle,
+            repeatMode: s.repeatMode))
+      } else {
+        // Nothing named and nothing saved: the music folder is queued once the interface is
+        // up (a library of 50,000 tracks takes a second or two to walk, which used to pass
+        // before anything was drawn).
+        startThread(named: "hark-queue") {
+          let found = QueueLoader.load([musicFolder]).files.map(Folder.absolute)
+          Task { await player.perform(.add(found, play: false)) }
+        }
+      }
+      if restored == nil {
+        // The config's defaults, where no saved queue says otherwise.
+        if settings.shuffle { await player.perform(.setShuffle(true)) }
+        if let mode = RepeatMode(rawValue: settings.repeatMode), mode != .off {
+          await player.perform(.setRepeat(mode))
+        }
       }
     }
+    startup += player.lines
 
     var ui = TerminalInterface.Configuration(libraryFolder: libraryFolder)
     ui.bindings = bindings
     ui.startupMessages = startup
+    ui.greeting = greeting
     ui.startView = settings.startView == "queue" ? .queue : .library
     // The index's tags where it has them (no file opened, no helper started), else the file's.
     let index = indexAccess(root: libraryFolder)
@@ -138,16 +146,38 @@ enum InterfaceLauncher {
         CoverHelper.cover(of: path, columns: columns, rows: rows, colors: colors, pixels: pixels)
       }
     }
-    ui.stateFile = stateFile
-    ui.stateFileIsDamaged = stateDamaged
     ui.logPath = logPath
-    let status = await TerminalInterface(player: player, configuration: ui).run()
-    player.quit()
-    await playing.value
-    mpris?.close()
-    for f in forwarders { f.cancel() }
-    port?.session.close()
-    exit(status)
+    let ending = await TerminalInterface(player: player, configuration: ui).run()
+    switch ending {
+    case .detach:
+      player.detach()
+      print(
+        "hark: playing on in the background (pid \(player.pid)); 'hark' comes back to it, "
+          + "'hark ctl' and the media keys reach it")
+      exit(0)
+    case .playerGone(let why):
+      FileHandleStderr.write("hark: \(why)\n")
+      exit(1)
+    case .quit(let status):
+      // The terminal closed under a playing interface: the music goes on, as with Q.
+      if status == 128 + SIGHUP, settings.detachOnHangup, player.snapshot.state == .playing {
+        HarkLog.write("the terminal closed; the player (pid \(player.pid)) plays on")
+        player.detach()
+        exit(status)
+      }
+      let (ended, problem) = player.quit()
+      if let problem {
+        FileHandleStderr.write("hark: \(problem)\n")
+        exit(1)
+      }
+      if !ended {
+        FileHandleStderr.write(
+          "hark: the player (pid \(player.pid)) did not stop within 10 s; "
+            + "'kill \(player.pid)' ends it\n")
+        exit(1)
+      }
+      exit(status)
+    }
   }
 
   /// Where the library opens: the config's music_dir, else ~/Music, else the bundled demo

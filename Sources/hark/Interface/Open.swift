@@ -9,8 +9,10 @@ struct Open: AsyncParsableCommand {
       that says why playback is paused or quiet. PATHs are queued, ready to play (space plays); \
       'hark play PATH…' also starts them. With no PATH it restores the queue saved when it was \
       last quit with q (paused where it was), else queues the music folder: the config's \
-      music_dir, else ~/Music, else the bundled demo music. Press ? for the keys. Needs a \
-      terminal; 'hark play --no-ui' plays without one.
+      music_dir, else ~/Music, else the bundled demo music. Press ? for the keys. The player \
+      runs in a process of its own: q stops it; Q leaves it playing in the background, as \
+      closing the terminal while it plays does, and 'hark' with no PATH comes back to it. \
+      Needs a terminal; 'hark play --no-ui' plays without one.
       """)
 
   @Option(
@@ -27,15 +29,9 @@ struct Open: AsyncParsableCommand {
 
   func run() async throws {
     // One player per user: PATHs join the running one's queue; a second interface with a
-    // player of its own would take over from it.
-    if !new {
-      if !paths.isEmpty, await HandOver.paths(paths, at: .end) == .handed { return }
-      if paths.isEmpty, await HandOver.playerIsRunning() {
-        die(
-          "a hark player is already running; 'hark ctl', 'hark add' and the media keys reach it "
-            + "('hark open --new' starts another)")
-      }
-    }
-    await InterfaceLauncher.run(paths: paths, device: device, duck: nil, autoplay: false)
+    // player of its own would take over from it. With nothing named, the interface attaches to
+    // the player that plays on without one (detached with Q), if one does.
+    if !new, !paths.isEmpty, await HandOver.paths(paths, at: .end) == .handed { return }
+    await InterfaceLauncher.run(paths: paths, device: device, duck: nil, autoplay: false, new: new)
   }
 }

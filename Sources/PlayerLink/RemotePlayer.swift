@@ -1,0 +1,239 @@
+import Dispatch
+import Glibc
+import Platform
+import PlayerEngine
+import SessionClient
+import SessionCore
+import SessionWire
+import Synchronization
+
+/// Why an interface could not attach to a player.
+public enum AttachError: Error, Sendable, CustomStringConvertible {
+  /// Nothing serves at the socket (no player, or one that has gone).
+  case noPlayer
+  /// Something answered, but not as a player does, or not in time.
+  case unexpected(String)
+
+  public var description: String {
+    switch self {
+    case .noPlayer: "no hark player serves there"
+    case .unexpected(let why): why
+    }
+  }
+}
+
+/// A player in another process, as the interface attached to it sees it: the snapshot it last
+/// sent, its notices, and requests carried out there. One thread reads what it sends.
+public final class RemotePlayer: PlayerConnection, Sendable {
+  /// The player's process.
+  public let pid: Int32
+  /// What the player had to say to an interface that attaches (no session server, say).
+  public let lines: [String]
+  private let fd: Int32
+  private let writeLock = Mutex(())
+  private let state: Mutex<State>
+  private let gone = DispatchSemaphore(value: 0)
+
+  private struct State: ~Copyable {
+    var snapshot: PlayerSnapshot
+    var observers: [@Sendable (PlayerSnapshot, [PlayerNotice]) -> Void] = []
+    var endObservers: [@Sendable (String) -> Void] = []
+    var commands: [Int: CheckedContinuation<CommandStatus, Never>] = [:]
+    var actions: [Int: CheckedContinuation<Void, Never>] = [:]
+    var nextID = 1
+    /// The player said it is ending, and why the queue was not saved if it was not.
+    var ending: String??
+    /// This side closed the connection (detached, or quit and was answered).
+    var leaving = false
+    var closed = false
+  }
+
+  /// Connects to the player serving at `socketPath` and reads its greeting and snapshot, for
+  /// at most `timeout`.
+  public static func attach(to socketPath: String, timeout: Duration = .seconds(5))
+    throws(AttachError) -> RemotePlayer
+  {
+    let fd: Int32
+    do { fd = try UnixSocket.connect(to: socketPath) } catch {
+      if [ECONNREFUSED, ENOENT, ENOTSOCK].contains(error.code) { throw .noPlayer }
+      throw .unexpected("\(error)")
+    }
+    let seconds = timeout.components.seconds
+    var deadline = timeval(tv_sec: Int(max(1, seconds)), tv_usec: 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &deadline, socklen_t(MemoryLayout<timeval>.size))
+    var framer = LineFramer(limit: LinkCodec.maximumLineBytes)
+    var hello: (pid: Int32, lines: [String])?
+    var first: PlayerSnapshot?
+    var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+    while first == nil {
+      let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+      if n < 0 && errno == EINTR { continue }
+      guard n > 0 else {
+        close(fd)
+        throw n == 0 ? .noPlayer : .unexpected("the hark player did not answer in time")
+      }
+      framer.append(buffer[0..<n])
+      while first == nil, let line = try? framer.nextLine() {
+        switch try? LinkCodec.decode(LinkEvent.self, from: line) {
+        case .hello(let pid, let lines)?: hello = (pid, lines)
+        case .update(let snapshot, _, _)? where hello != nil: first = snapshot
+        case .ending?:
+          close(fd)
+          throw .noPlayer
+        default:
+          close(fd)
+          throw .unexpected("'\(socketPath)' does not speak as a hark player does")
+        }
+      }
+    }
+    var none = timeval(tv_sec: 0, tv_usec: 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &none, socklen_t(MemoryLayout<timeval>.size))
+    guard let hello, let first else {
+      close(fd)
+      throw .unexpected("'\(socketPath)' does not speak as a hark player does")
+    }
+    let player = RemotePlayer(fd: fd, hello: hello, snapshot: first)
+    let leftover = framer
+    startThread(named: "hark-link-in") { player.read(leftover) }
+    return player
+  }
+
+  private init(fd: Int32, hello: (pid: Int32, lines: [String]), snapshot: PlayerSnapshot) {
+    self.fd = fd
+    pid = hello.pid
+    lines = hello.lines
+    state = Mutex(State(snapshot: snapshot))
+  }
+
+  // MARK: PlayerConnection
+
+  public var snapshot: PlayerSnapshot { state.withLock { $0.snapshot } }
+
+  public func observe(_ handler: @escaping @Sendable (PlayerSnapshot, [PlayerNotice]) -> Void) {
+    state.withLock { $0.observers.append(handler) }
+  }
+
+  public func observeEnd(_ handler: @escaping @Sendable (String) -> Void) {
+    state.withLock { $0.endObservers.append(handler) }
+  }
+
+  public func send(_ command: RemoteCommand) async -> CommandStatus {
+    await withCheckedContinuation { (reply: CheckedContinuation<CommandStatus, Never>) in
+      let id: Int? = state.withLock { s in
+        guard !s.closed else { return nil }
+        defer { s.nextID += 1 }
+        s.commands[s.nextID] = reply
+        return s.nextID
+      }
+      guard let id else { return reply.resume(returning: .commandFailed) }
+      if !write(.command(id: id, command)) {
+        state.withLock { $0.commands.removeValue(forKey: id) }?.resume(returning: .commandFailed)
+      }
+    }
+  }
+
+  public func perform(_ action: Player.Action) async {
+    await withCheckedContinuation { (reply: CheckedContinuation<Void, Never>) in
+      let id: Int? = state.withLock { s in
+        guard !s.closed else { return nil }
+        defer { s.nextID += 1 }
+        s.actions[s.nextID] = reply
+        return s.nextID
+      }
+      guard let id else { return reply.resume() }
+      if !write(.action(id: id, action)) {
+        state.withLock { $0.actions.removeValue(forKey: id) }?.resume()
+      }
+    }
+  }
+
+  // MARK: Leaving
+
+  /// Leaves the player playing (detach): the connection closes, the player goes on.
+  public func detach() {
+    state.withLock { $0.leaving = true }
+    shutdown(fd, Int32(SHUT_RDWR))
+    gone.wait()
+  }
+
+  /// Asks the player to stop and end (q), and waits at most `timeout` for it to have done so.
+  /// Returns whether it ended, and why it could not save the queue if it could not.
+  public func quit(timeout: Duration = .seconds(10)) -> (ended: Bool, problem: String?) {
+    state.withLock { $0.leaving = true }
+    guard write(.quit) else { return (true, nil) }
+    let ms = Int(timeout.components.seconds) * 1000
+    let ended = gone.wait(timeout: .now() + .milliseconds(ms)) == .success
+    if !ended { shutdown(fd, Int32(SHUT_RDWR)) }
+    return (ended, state.withLock { $0.ending ?? nil })
+  }
+
+  // MARK: The connection
+
+  private func write(_ request: LinkRequest) -> Bool {
+    guard let line = try? LinkCodec.encode(request) else { return false }
+    return writeLock.withLock { _ in
+      (try? line.withUnsafeBytes { raw throws(SystemError) in try UnixSocket.send(fd, raw) })
+        == line.count
+    }
+  }
+
+  /// The reading thread: applies what the player sends until the connection ends.
+  private func read(_ start: LineFramer) {
+    var framer = start
+    var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+    var why = "the connection to the hark player (pid \(pid)) was lost"
+    reading: while true {
+      while let line = try? framer.nextLine() {
+        guard let event = try? LinkCodec.decode(LinkEvent.self, from: line) else {
+          why = "the hark player (pid \(pid)) sent what it should not"
+          break reading
+        }
+        apply(event)
+      }
+      let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+      if n < 0 && errno == EINTR { continue }
+      guard n > 0 else { break }
+      framer.append(buffer[0..<n])
+    }
+    let (commands, actions, ends, ending, leaving) = state.withLock { s in
+      s.closed = true
+      defer {
+        s.commands = [:]
+        s.actions = [:]
+      }
+      return (
+        Array(s.commands.values), Array(s.actions.values), s.endObservers, s.ending, s.leaving
+      )
+    }
+    for c in commands { c.resume(returning: .commandFailed) }
+    for a in actions { a.resume() }
+    close(fd)
+    gone.signal()
+    guard !leaving else { return }
+    if ending != nil { why = "the hark player (pid \(pid)) was quit from another interface" }
+    for handler in ends { handler(why) }
+  }
+
+  private func apply(_ event: LinkEvent) {
+    switch event {
+    case .update(var snapshot, let omitted, let notices):
+      let observers = state.withLock { s in
+        if omitted {
+          snapshot.queue = s.snapshot.queue
+          snapshot.playOrder = s.snapshot.playOrder
+        }
+        s.snapshot = snapshot
+        return s.observers
+      }
+      for o in observers { o(snapshot, notices) }
+    case .answered(let id, let status):
+      state.withLock { $0.commands.removeValue(forKey: id) }?.resume(returning: status)
+    case .done(let id):
+      state.withLock { $0.actions.removeValue(forKey: id) }?.resume()
+    case .ending(let problem):
+      state.withLock { $0.ending = .some(problem) }
+    case .hello:
+      break
+    }
+  }
+}

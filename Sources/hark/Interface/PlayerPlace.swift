@@ -1,0 +1,90 @@
+import Glibc
+import Platform
+import PlayerLink
+import SessionClient
+import TerminalUI
+
+/// Where the interface's player serves, and starting one there.
+///
+/// The user's player serves at `$XDG_RUNTIME_DIR/hark/player.sock` and holds `player.lock`: a
+/// plain `hark` attaches to it. A second player (`--new`), or one without a runtime folder,
+/// serves at a socket of its own that only the interface starting it knows.
+struct PlayerPlace {
+  let socket: String
+  /// The lock of the user's player; nil for a private one.
+  let lock: String?
+  /// The user's player's socket, where there is a runtime folder.
+  let standardSocket: String?
+
+  static func find(private: Bool) -> PlayerPlace {
+    if let paths = try? SessionPaths.fromEnvironment(), (try? paths.prepareDirectory()) != nil {
+      if `private` {
+        return PlayerPlace(
+          socket: paths.directory + "/player-\(getpid()).sock", lock: nil,
+          standardSocket: paths.playerSocket)
+      }
+      return PlayerPlace(
+        socket: paths.playerSocket, lock: paths.playerLock, standardSocket: paths.playerSocket)
+    }
+    // No runtime folder: a private folder in /tmp (the session server cannot run either).
+    let tmp = environment("TMPDIR").flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+    var template = Array("\(tmp)/hark-player-XXXXXX".utf8CString)
+    let folder = template.withUnsafeMutableBufferPointer { p -> String? in
+      guard let base = p.baseAddress, let made = mkdtemp(base) else { return nil }
+      return String(cString: made)
+    }
+    return PlayerPlace(
+      socket: (folder ?? tmp) + "/player.sock", lock: nil, standardSocket: nil)
+  }
+
+  struct StartError: Error, CustomStringConvertible {
+    let description: String
+  }
+
+  /// Starts the player's process (its output to hark.log) and attaches to it; should another
+  /// player have taken the lock first, attaches to that one.
+  func start(device: String?, duck: Double?, stateDamaged: Bool) throws(StartError)
+    -> RemotePlayer
+  {
+    guard let exe = executablePath() else {
+      throw StartError(description: "cannot find the hark executable to start the player with")
+    }
+    var arguments = ["background-player", "--socket", socket]
+    if let lock { arguments += ["--lock", lock] }
+    if let device { arguments += ["--device", device] }
+    if let duck { arguments += ["--duck", "\(duck)"] }
+    if stateDamaged { arguments.append("--state-damaged") }
+    // Its output goes to hark.log, or nowhere when the state folder cannot be written (the
+    // interface says so).
+    let log = StatePaths.log().flatMap { path -> String? in
+      let folder = Folder.parent(of: path)
+      makeDirectories(folder)
+      return access(folder, W_OK) == 0 ? path : nil
+    }
+    let pid: pid_t
+    do {
+      pid = try spawnDetached(
+        executable: exe, arguments: arguments, outputPath: log, detachment: .newSession)
+    } catch {
+      throw StartError(description: "cannot start the player: \(error.reason.lowercased())")
+    }
+    // It listens within milliseconds; the greeting follows once it has registered with the
+    // session server (which it may have had to start).
+    let deadline = monotonicNanoseconds() + 15_000_000_000
+    while monotonicNanoseconds() < deadline {
+      do { return try RemotePlayer.attach(to: socket, timeout: .seconds(15)) } catch {
+        if case .unexpected(let why) = error { throw StartError(description: why) }
+      }
+      if kill(pid, 0) != 0 && errno == ESRCH {
+        // Ended: beaten to the lock by another (attach to it), or failed (hark.log says why).
+        if let player = try? RemotePlayer.attach(to: socket) { return player }
+        throw StartError(
+          description: "the player ended as it started; '\(StatePaths.log() ?? "hark.log")' "
+            + "says why")
+      }
+      usleep(10_000)
+    }
+    kill(pid, SIGTERM)
+    throw StartError(description: "the player did not answer within 15 s")
+  }
+}

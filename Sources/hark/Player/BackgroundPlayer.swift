@@ -1,0 +1,140 @@
+import ALSAOutput
+import ArgumentParser
+import Dispatch
+import Glibc
+import Platform
+import PlayerEngine
+import PlayerLink
+import Settings
+import Synchronization
+import TerminalUI
+
+/// The player the interface shows, in a process of its own: a full session client (calls,
+/// unplugged outputs, media keys through MPRIS, sleep) that plays on when the interface
+/// detaches (Q, or the terminal closing while it plays) and that any `hark` attaches to again.
+/// The interface starts it (`InterfaceLauncher`) and is its client over `PlayerLink`; it ends
+/// when an interface quits (q) or on SIGTERM/SIGINT, saving the queue as it goes.
+struct BackgroundPlayerCommand: AsyncParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "background-player",
+    abstract: "The interface's player, in a process of its own (started by 'hark').",
+    shouldDisplay: false)
+
+  @Option(help: "The socket it serves interfaces at.")
+  var socket: String
+
+  @Option(help: "The lock that makes it the user's one attachable player.")
+  var lock: String?
+
+  @Option(help: "The ALSA device to play on.")
+  var device: String?
+
+  @Option(help: "How far to lower the music under a navigation prompt, in dB.")
+  var duck: Double?
+
+  @Flag(help: "The saved queue was damaged: set it aside before saving over it.")
+  var stateDamaged = false
+
+  func run() async throws {
+    await BackgroundPlayer.run(
+      socket: socket, lock: lock, device: device, duck: duck, stateDamaged: stateDamaged)
+  }
+}
+
+enum BackgroundPlayer {
+  /// Exit status when another player holds the lock: the interface attaches to that one.
+  static let taken: Int32 = 3
+
+  static func run(socket: String, lock: String?, device: String?, duck: Double?, stateDamaged: Bool)
+    async -> Never
+  {
+    StreamIdentity.announce(app: "player", role: .music)
+    silenceALSALibraryErrors()
+    // Before anything registers with the session server: of two racing players, one serves.
+    let endpoint: PlayerService.Endpoint
+    do { endpoint = try PlayerService.bind(socketPath: socket, lockPath: lock) } catch {
+      HarkLog.write("the player does not start: \(error)")
+      if case .taken = error { exit(taken) }
+      exit(1)
+    }
+    // The config's problems are the interface's to say; the player takes what it can.
+    let (settings, _) = Settings.load(from: Settings.defaultPath())
+    var lines: [String] = []
+    let session = await connectOrPlayAlone(quietly: true)
+    if session == nil {
+      lines.append(
+        "No session server: calls and other apps will not pause hark, and 'hark ctl' cannot reach it"
+      )
+    }
+    let port = session.map(SessionPort.init)
+    var configuration = Player.Configuration(
+      engine: .alsa(
+        device: device ?? settings.device, duckDecibels: duck ?? settings.duckLevelDecibels,
+        replayGain: settings.replayGainSettings),
+      makeVolume: { Mixer(forDevice: $0) })
+    configuration.resumeOnReconnect = settings.resumeOnReconnect
+    configuration.spokenFolders = settings.spokenFolders
+    let sleep = SleepLink()
+    configuration.holdSleep = { sleep.hold($0) }
+    let player = Player(configuration: configuration, session: port ?? LocalSession())
+
+    // What is saved is the queue as it was when the player was told to end, before stopping
+    // moved anything.
+    let kept = Mutex<SavedState?>(nil)
+    let end: @Sendable () -> Void = {
+      kept.withLock { $0 = $0 ?? SavedState.of(player.snapshot, now: monotonicNanoseconds()) }
+      player.quit()
+    }
+    let service: PlayerService
+    do {
+      service = try PlayerService(
+        player: player, at: endpoint, lines: lines, log: { HarkLog.write($0) }, onQuit: end)
+    } catch {
+      HarkLog.write("the player does not start: \(error)")
+      exit(1)
+    }
+    let signals = [SIGINT, SIGTERM].map { s in
+      signal(s, SIG_IGN)
+      let source = DispatchSource.makeSignalSource(signal: s, queue: .global())
+      source.setEventHandler {
+        end()
+        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(5)) {
+          HarkLog.write("still stopping 5 s after signal \(s); exiting anyway")
+          _exit(128 + s)
+        }
+      }
+      source.resume()
+      return source
+    }
+    // Its session has no terminal: nothing sends SIGHUP on purpose.
+    signal(SIGHUP, SIG_IGN)
+    let forwarders = port?.connect(to: player) ?? []
+    let mpris = startMPRIS(for: player)
+    sleep.start(for: player)
+    service.start()
+    HarkLog.write("the player serves interfaces at '\(socket)'")
+    await player.run()
+
+    var problem: String?
+    if let saved = kept.withLock({ $0 }), let file = StateFile.standard {
+      if stateDamaged, let aside = file.setAside() {
+        HarkLog.write("the damaged state file was moved to '\(aside)'")
+      }
+      do { try file.save(saved) } catch {
+        // The queue the user had is in the old state file, untouched.
+        let line =
+          "cannot save the queue: \(error); the queue was not saved (the state file from before "
+          + "is unchanged): free some space or fix that folder's permissions"
+        HarkLog.write(line)
+        problem = line
+      }
+    }
+    service.end(problem: problem)
+    for s in signals { s.cancel() }
+    sleep.stop()
+    mpris?.close()
+    for f in forwarders { f.cancel() }
+    port?.session.close()
+    exit(problem == nil ? 0 : 1)
+  }
+}

@@ -1,0 +1,423 @@
+import AudioCore
+import Glibc
+import Platform
+import PlayerEngine
+import SessionCore
+import Synchronization
+import Testing
+
+@testable import PlayerLink
+
+/// A player that records what it is asked and publishes what the test tells it to.
+final class FakeConnection: PlayerConnection, Sendable {
+  private struct State {
+    var snapshot: PlayerSnapshot
+    var observers: [@Sendable (PlayerSnapshot, [PlayerNotice]) -> Void] = []
+    var done: [String] = []
+  }
+  private let state: Mutex<State>
+  let answer: CommandStatus
+
+  init(_ snapshot: PlayerSnapshot, answer: CommandStatus = .success) {
+    state = Mutex(State(snapshot: snapshot))
+    self.answer = answer
+  }
+
+  var snapshot: PlayerSnapshot { state.withLock { $0.snapshot } }
+  var done: [String] { state.withLock { $0.done } }
+  func observe(_ handler: @escaping @Sendable (PlayerSnapshot, [PlayerNotice]) -> Void) {
+    state.withLock { $0.observers.append(handler) }
+  }
+  func observeEnd(_ handler: @escaping @Sendable (String) -> Void) {}
+  func send(_ command: RemoteCommand) async -> CommandStatus {
+    state.withLock { $0.done.append("command \(command)") }
+    return answer
+  }
+  func perform(_ action: Player.Action) async {
+    state.withLock { $0.done.append("action \(action)") }
+  }
+  func publish(_ snapshot: PlayerSnapshot, _ notices: [PlayerNotice] = []) {
+    let observers = state.withLock { s in
+      s.snapshot = snapshot
+      return s.observers
+    }
+    for o in observers { o(snapshot, notices) }
+  }
+}
+
+/// Collects what a remote player's observer is given.
+final class Seen: Sendable {
+  let updates = Mutex<[(PlayerSnapshot, [PlayerNotice])]>([])
+  let ends = Mutex<[String]>([])
+  func watch(_ player: RemotePlayer) {
+    player.observe { s, n in self.updates.withLock { $0.append((s, n)) } }
+    player.observeEnd { why in self.ends.withLock { $0.append(why) } }
+  }
+  var last: PlayerSnapshot? { updates.withLock { $0.last?.0 } }
+}
+
+/// Polls `condition` for up to 5 s (the link's threads answer in milliseconds).
+func eventually(_ condition: () -> Bool) async -> Bool {
+  for _ in 0..<500 {
+    if condition() { return true }
+    try? await Task.sleep(for: .milliseconds(10))
+  }
+  return condition()
+}
+
+/// A private folder for sockets, removed at the end.
+final class Folder: Sendable {
+  let path: String
+  init() {
+    var template = Array("/tmp/hark-link-test-XXXXXX".utf8CString)
+    path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+  }
+  deinit {
+    for name in ["player.sock", "player.lock"] { unlink(path + "/" + name) }
+    rmdir(path)
+  }
+  var socket: String { path + "/player.sock" }
+  var lock: String { path + "/player.lock" }
+}
+
+func sampleSnapshot(queueSize: Int = 3) -> PlayerSnapshot {
+  var s = PlayerSnapshot()
+  s.queue = (0..<queueSize).map {
+    QueuedTrack(id: $0 + 1, path: "/music/Artist/Album/\($0 + 1) Söng.flac")
+  }
+  s.playOrder = s.queue
+  s.current = s.queue.first
+  s.state = .playing
+  s.title = "Söng \"one\"\n"
+  s.metadata = TrackMetadata(
+    title: "Söng", artist: "Zoë", album: "Album", trackNumber: 1, genre: "Podcast", year: 1999)
+  s.metadata.replayGain = -6.5
+  s.position = 12.25
+  s.positionTime = 123_456_789_012
+  s.isAdvancing = true
+  s.duration = 200
+  s.isSeekable = true
+  s.format = PCMFormat(sampleRate: 44100, channels: 2)
+  s.failed = [3: "not an audio file"]
+  s.enabledCommands = [.play, .pause, .nextTrack]
+  s.volume = .level(percent: 40, muted: false)
+  s.route = Route(name: "Headphones", kind: .headphones)
+  s.interruption = InterruptionCause(kind: .call, by: "call")
+  s.willResume = true
+  s.problem = .skipped(file: "x.mp3", reason: "damaged", moreBefore: 2)
+  s.isNowPlaying = true
+  return s
+}
+
+@Suite(.timeLimit(.minutes(2))) struct LinkCodecTests {
+  /// Everything an interface shows crosses the link unchanged, whatever the names hold.
+  @Test func snapshotsNoticesAndRequestsRoundTrip() throws {
+    let snap = sampleSnapshot()
+    let notices: [PlayerNotice] = [
+      .nowPlaying(QueuedTrack(id: 2, path: "/a/b.flac")), .seeked(3.5),
+      .message(.interrupted(InterruptionCause(kind: .call, by: "call"), willResume: true)),
+      .message(.queueReplaced(count: 2, was: 242)),
+      .message(.handedOver(count: 1, first: "x", placement: .next)),
+      .couldNotPlay(QueuedTrack(id: 3, path: "/c"), line: "no"), .queueEnded(nothingPlayed: false),
+      .outputFailed(line: "gone"),
+    ]
+    let event = LinkEvent.update(snap, queueOmitted: false, notices: notices)
+    let line = try LinkCodec.encode(event)
+    #expect(line.last == UInt8(ascii: "\n"))
+    #expect(line.dropLast().contains(UInt8(ascii: "\n")) == false)
+    #expect(try LinkCodec.decode(LinkEvent.self, from: line.dropLast()) == event)
+
+    let requests: [LinkRequest] = [
+      .command(id: 1, .skipForward(seconds: 10)), .command(id: 2, .volumeUp(percent: 5)),
+      .action(id: 3, .add(["/a", "/b"], play: true)), .action(id: 4, .move(entry: 2, to: 0)),
+      .action(
+        id: 5, .restore(paths: ["/a"], current: 0, position: 4.5, shuffle: true, repeatMode: .all)),
+      .action(id: 6, .insert(["/n"], at: .next)), .quit,
+    ]
+    for r in requests {
+      #expect(try LinkCodec.decode(LinkRequest.self, from: try LinkCodec.encode(r).dropLast()) == r)
+    }
+  }
+
+  /// A format with no channels is refused as it is decoded, not trusted (it sizes buffers).
+  @Test func aFormatWithoutChannelsIsRefused() {
+    let bad = Array(#"{"sampleRate":44100,"channels":0}"#.utf8)
+    #expect(throws: (any Error).self) { try LinkCodec.decode(PCMFormat.self, from: bad[...]) }
+  }
+}
+
+@Suite(.timeLimit(.minutes(2))) struct PlayerLinkTests {
+  func serve(
+    _ fake: FakeConnection, _ folder: Folder, lines: [String] = [],
+    onQuit: @escaping @Sendable () -> Void = {}
+  ) throws -> PlayerService {
+    let endpoint = try PlayerService.bind(socketPath: folder.socket, lockPath: folder.lock)
+    let service = try PlayerService(
+      player: fake, at: endpoint, lines: lines, log: { _ in }, onQuit: onQuit)
+    service.start()
+    return service
+  }
+
+  /// Attaching shows the player exactly as it is, and every change after, in order.
+  @Test func attachingShowsThePlayerAndFollowsIt() async throws {
+    let folder = Folder()
+    let fake = FakeConnection(sampleSnapshot())
+    let service = try serve(fake, folder, lines: ["No session server"])
+    defer { service.end(problem: nil) }
+    let remote = try RemotePlayer.attach(to: folder.socket)
+    #expect(remote.pid == getpid())
+    #expect(remote.lines == ["No session server"])
+    #expect(remote.snapshot == fake.snapshot)
+    let seen = Seen()
+    seen.watch(remote)
+    for i in 1...20 {
+      var s = fake.snapshot
+      s.position = Double(i)
+      fake.publish(s, [.seeked(Double(i))])
+    }
+    #expect(await eventually { seen.updates.withLock { $0.count } == 20 })
+    let positions = seen.updates.withLock { $0.map(\.0.position) }
+    #expect(positions == (1...20).map(Double.init))
+    #expect(
+      seen.updates.withLock { $0.map(\.1) } == (1...20).map { [PlayerNotice.seeked(Double($0))] })
+    #expect(remote.snapshot == fake.snapshot)
+    remote.detach()
+  }
+
+  /// The queue goes over the link when it changed, not with every tick; the interface keeps it.
+  @Test func theQueueIsSentOnlyWhenItChanged() async throws {
+    let folder = Folder()
+    let fake = FakeConnection(sampleSnapshot(queueSize: 5000))
+    let service = try serve(fake, folder)
+    defer { service.end(problem: nil) }
+    // A raw connection, to see the lines themselves.
+    let fd = try UnixSocketTestClient.connect(folder.socket)
+    defer { close(fd) }
+    let reader = LineReader(fd: fd)
+    let hello = try #require(reader.next())
+    guard case .hello = try LinkCodec.decode(LinkEvent.self, from: hello[...]) else {
+      Issue.record("no hello first")
+      return
+    }
+    let first = try #require(reader.next())
+    #expect(first.count > 200_000)  // 5,000 paths
+    var s = fake.snapshot
+    s.position = 99
+    fake.publish(s)
+    let tick = try #require(reader.next())
+    #expect(tick.count < 5_000)
+    guard case .update(let bare, true, _) = try LinkCodec.decode(LinkEvent.self, from: tick[...])
+    else {
+      Issue.record("the queue was not left out of a tick")
+      return
+    }
+    #expect(bare.queue.isEmpty && bare.position == 99)
+    s.queue.removeLast()
+    s.playOrder = s.queue
+    fake.publish(s)
+    let changed = try #require(reader.next())
+    guard
+      case .update(let full, false, _) = try LinkCodec.decode(LinkEvent.self, from: changed[...])
+    else {
+      Issue.record("a changed queue was left out")
+      return
+    }
+    #expect(full.queue.count == 4999)
+
+    // The remote player fills the queue in where it was left out.
+    let remote = try RemotePlayer.attach(to: folder.socket)
+    let seen = Seen()
+    seen.watch(remote)
+    s.position = 100
+    fake.publish(s)
+    #expect(await eventually { seen.last?.position == 100 })
+    #expect(seen.last?.queue.count == 4999)
+    #expect(remote.snapshot == s)
+    remote.detach()
+  }
+
+  /// Commands are answered with the player's own status (G19's refusals included); actions are
+  /// carried out in the order sent.
+  @Test func commandsAndActionsReachThePlayerInOrder() async throws {
+    let folder = Folder()
+    let fake = FakeConnection(sampleSnapshot(), answer: .commandDisabled)
+    let service = try serve(fake, folder)
+    defer { service.end(problem: nil) }
+    let remote = try RemotePlayer.attach(to: folder.socket)
+    #expect(await remote.send(.nextTrack) == .commandDisabled)
+    for i in 0..<10 { await remote.perform(.playEntry(i)) }
+    await remote.perform(.clear)
+    #expect(
+      fake.done == ["command nextTrack"] + (0..<10).map { "action playEntry(\($0))" } + [
+        "action clear"
+      ])
+    remote.detach()
+  }
+
+  /// q: the player is told to end, ends, and the interface hears why the queue was not saved.
+  @Test func quitEndsThePlayerAndBringsItsProblem() async throws {
+    let folder = Folder()
+    let fake = FakeConnection(sampleSnapshot())
+    let box = ServiceBox()
+    let service = try serve(fake, folder) { [box] in
+      // As the background player does: stop, save, then end the service.
+      startThread { box.service.withLock { $0 }?.end(problem: "cannot save the queue: disk full") }
+    }
+    box.service.withLock { $0 = service }
+    let remote = try RemotePlayer.attach(to: folder.socket)
+    let seen = Seen()
+    seen.watch(remote)
+    let (ended, problem) = remote.quit()
+    #expect(ended)
+    #expect(problem == "cannot save the queue: disk full")
+    #expect(seen.ends.withLock { $0 }.isEmpty)  // it asked: no news of a player gone
+    #expect(access(folder.socket, F_OK) != 0)  // the socket went with it
+    #expect(await remote.send(.play) == .commandFailed)
+  }
+
+  /// Another interface's q, or the player's process ending: the interface is told why, and
+  /// requests after it fail at once instead of waiting for ever.
+  @Test func aPlayerThatEndsIsSaidToHaveEnded() async throws {
+    let folder = Folder()
+    let fake = FakeConnection(sampleSnapshot())
+    let service = try serve(fake, folder)
+    let remote = try RemotePlayer.attach(to: folder.socket)
+    let seen = Seen()
+    seen.watch(remote)
+    service.end(problem: nil)
+    #expect(await eventually { !seen.ends.withLock { $0 }.isEmpty })
+    #expect(
+      seen.ends.withLock { $0 } == [
+        "the hark player (pid \(getpid())) was quit from another interface"
+      ])
+    #expect(await remote.send(.pause) == .commandFailed)
+  }
+
+  /// Detaching leaves the player serving: another interface attaches at once.
+  @Test func detachingLeavesThePlayerServing() async throws {
+    let folder = Folder()
+    let fake = FakeConnection(sampleSnapshot())
+    let service = try serve(fake, folder)
+    defer { service.end(problem: nil) }
+    for _ in 0..<5 {
+      let remote = try RemotePlayer.attach(to: folder.socket)
+      #expect(remote.snapshot == fake.snapshot)
+      remote.detach()
+    }
+    let last = try RemotePlayer.attach(to: folder.socket)
+    #expect(await last.send(.play) == .success)
+    last.detach()
+  }
+
+  /// A line that is no request closes that connection only; the player goes on serving.
+  @Test func garbageClosesOnlyItsOwnConnection() async throws {
+    let folder = Folder()
+    let fake = FakeConnection(sampleSnapshot())
+    let service = try serve(fake, folder)
+    defer { service.end(problem: nil) }
+    let good = try RemotePlayer.attach(to: folder.socket)
+    let fd = try UnixSocketTestClient.connect(folder.socket)
+    defer { close(fd) }
+    var junk = Array("{\"nonsense\": [1, 2\n".utf8)
+    _ = send(fd, &junk, junk.count, Int32(MSG_NOSIGNAL))
+    let reader = LineReader(fd: fd)
+    var lines = 0
+    while reader.next() != nil { lines += 1 }
+    // Closed by the player (not a read that timed out), after at most its greeting.
+    #expect(reader.closedByPeer)
+    #expect(lines <= 2)
+    #expect(await good.send(.play) == .success)
+    good.detach()
+  }
+
+  /// One player holds the lock: a second is refused, naming the first's pid.
+  @Test func aSecondPlayerCannotTakeTheLock() throws {
+    let folder = Folder()
+    let first = try PlayerService.bind(socketPath: folder.socket, lockPath: folder.lock)
+    _ = first
+    #expect {
+      _ = try PlayerService.bind(socketPath: folder.path + "/other.sock", lockPath: folder.lock)
+    } throws: { error in
+      if case PlayerServiceError.taken(let pid) = error { return pid == getpid() }
+      return false
+    }
+  }
+
+  /// Nothing at the socket, or a stale socket file: there is no player to attach to.
+  @Test func nothingServingIsNoPlayer() throws {
+    let folder = Folder()
+    #expect(throws: AttachError.self) { try RemotePlayer.attach(to: folder.socket) }
+    // A socket file nothing listens on any more.
+    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    var (addr, length) = UnixSocketTestClient.address(folder.socket)
+    _ = withUnsafePointer(to: &addr) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+    }
+    close(fd)
+    do {
+      _ = try RemotePlayer.attach(to: folder.socket)
+      Issue.record("attached to a dead socket")
+    } catch {
+      guard case .noPlayer = error else {
+        Issue.record("not 'no player': \(error)")
+        return
+      }
+    }
+  }
+}
+
+final class ServiceBox: Sendable {
+  let service = Mutex<PlayerService?>(nil)
+}
+
+/// A plain blocking connection, for looking at the lines themselves.
+enum UnixSocketTestClient {
+  static func address(_ path: String) -> (sockaddr_un, socklen_t) {
+    var addr = sockaddr_un()
+    addr.sun_family = sa_family_t(AF_UNIX)
+    let bytes = Array(path.utf8)
+    withUnsafeMutableBytes(of: &addr.sun_path) { raw in
+      for i in 0..<bytes.count { raw[i] = bytes[i] }
+      raw[bytes.count] = 0
+    }
+    return (addr, socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + 1))
+  }
+
+  static func connect(_ path: String) throws -> Int32 {
+    let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    var (addr, length) = address(path)
+    let rc = withUnsafePointer(to: &addr) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, length) }
+    }
+    try #require(rc == 0)
+    var timeout = timeval(tv_sec: 5, tv_usec: 0)
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    return fd
+  }
+}
+
+/// Whole lines from a socket; nil at its end (or after 5 s of nothing).
+final class LineReader {
+  let fd: Int32
+  var pending: [UInt8] = []
+  /// The last read found the end of the connection (rather than 5 s of nothing).
+  var closedByPeer = false
+
+  init(fd: Int32) { self.fd = fd }
+
+  func next() -> [UInt8]? {
+    var buffer = [UInt8](repeating: 0, count: 65536)
+    while true {
+      if let nl = pending.firstIndex(of: UInt8(ascii: "\n")) {
+        let line = Array(pending[..<nl])
+        pending.removeFirst(nl + 1)
+        return line
+      }
+      let n = recv(fd, &buffer, buffer.count, 0)
+      if n < 0 && errno == EINTR { continue }
+      closedByPeer = n == 0 || (n < 0 && errno == ECONNRESET)
+      guard n > 0 else { return nil }
+      pending += buffer[0..<n]
+    }
+  }
+}
