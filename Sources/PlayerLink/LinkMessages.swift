@@ -23,9 +23,10 @@ public enum LinkEvent: Sendable, Equatable, Codable {
   case update(PlayerSnapshot, queueOmitted: Bool, notices: [PlayerNotice])
   case answered(id: Int, CommandStatus)
   case done(id: Int)
-  /// The player is ending; `problem` says why the queue could not be saved, if it could not.
+  /// The player is ending: `why` in words for an interface that did not ask ("was quit from
+  /// another interface"); `problem` says why the queue could not be saved, if it could not.
   /// Nothing follows.
-  case ending(problem: String?)
+  case ending(why: String, problem: String?)
 }
 
 /// Messages as single JSON lines, both ways.

@@ -114,9 +114,9 @@ public final class PlayerService: Sendable {
     }
   }
 
-  /// Says `.ending(problem)` to every interface attached, lets each read it (waiting at most the
+  /// Says `.ending(why, problem)` to every interface attached, lets each read it (waiting at most the
   /// send timeout for one that does not), then closes the socket and releases the lock.
-  public func end(problem: String?) {
+  public func end(why: String, problem: String? = nil) {
     guard !ended.exchange(true, ordering: .acquiringAndReleasing) else { return }
     // No interface attaches to a player on its way out (a `hark` started just after q starts
     // a player of its own); the accepting thread closes the listener as it ends.
@@ -127,7 +127,7 @@ public final class PlayerService: Sendable {
         defer { c.removeAll() }
         return Array(c.values)
       }
-      if let line = try? LinkCodec.encode(LinkEvent.ending(problem: problem)) {
+      if let line = try? LinkCodec.encode(LinkEvent.ending(why: why, problem: problem)) {
         for client in all { client.enqueue(line) }
       }
       return all

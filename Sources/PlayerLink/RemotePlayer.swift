@@ -41,8 +41,8 @@ public final class RemotePlayer: PlayerConnection, Sendable {
     var commands: [Int: CheckedContinuation<CommandStatus, Never>] = [:]
     var actions: [Int: CheckedContinuation<Void, Never>] = [:]
     var nextID = 1
-    /// The player said it is ending, and why the queue was not saved if it was not.
-    var ending: String??
+    /// The player said it is ending: why, and why the queue was not saved if it was not.
+    var ending: (why: String, problem: String?)?
     /// This side closed the connection (detached, or quit and was answered).
     var leaving = false
     var closed = false
@@ -164,7 +164,7 @@ public final class RemotePlayer: PlayerConnection, Sendable {
     let ms = Int(timeout.components.seconds) * 1000
     let ended = gone.wait(timeout: .now() + .milliseconds(ms)) == .success
     if !ended { shutdown(fd, Int32(SHUT_RDWR)) }
-    return (ended, state.withLock { $0.ending ?? nil })
+    return (ended, state.withLock { $0.ending?.problem })
   }
 
   // MARK: The connection
@@ -210,7 +210,7 @@ public final class RemotePlayer: PlayerConnection, Sendable {
     close(fd)
     gone.signal()
     guard !leaving else { return }
-    if ending != nil { why = "the hark player (pid \(pid)) was quit from another interface" }
+    if let ending { why = "the hark player (pid \(pid)) \(ending.why)" }
     for handler in ends { handler(why) }
   }
 
@@ -230,8 +230,8 @@ public final class RemotePlayer: PlayerConnection, Sendable {
       state.withLock { $0.commands.removeValue(forKey: id) }?.resume(returning: status)
     case .done(let id):
       state.withLock { $0.actions.removeValue(forKey: id) }?.resume()
-    case .ending(let problem):
-      state.withLock { $0.ending = .some(problem) }
+    case .ending(let why, let problem):
+      state.withLock { $0.ending = (why, problem) }
     case .hello:
       break
     }

@@ -142,3 +142,21 @@ player=$(player_pid)
 tmux_ kill-window -t "$SESSION:fifth"
 wait_for 10 "the player stopped with its terminal" eval '! alive "$player"'
 pass "detach_on_hangup = false: the terminal closed while playing stopped the player"
+
+# --- One program: `hark` attaches to a headless player (`hark play --no-ui`) as well; a key
+# there reaches it, and q there ends it (exit 0, saying so).
+start headless hark play --no-ui --device pulse "$music/01 One.wav" "$music/03 Three.flac"
+expect_log headless "playing '01 One'" 10
+window sixth
+keys "clear; '$HARK_BIN'; echo \"hark-exit=\$?\"" Enter
+expect_screen "Back with the hark player playing on (pid $PID_headless)"
+expect_screen "One"
+keys n
+expect_log headless "playing '03 Three'"
+expect_screen "Three"
+keys q
+expect_screen "hark-exit=0"
+wait_for 10 "the headless player ended" eval '! alive "$PID_headless"'
+wait "$PID_headless" || fail "the headless player exited $? after q from the interface"
+log_has headless "hark: quit from the interface" || fail "the headless player did not say why it ended"
+pass "hark attached to a headless 'hark play --no-ui': n reached it, q ended it (exit 0)"

@@ -163,7 +163,7 @@ func sampleSnapshot(queueSize: Int = 3) -> PlayerSnapshot {
     let folder = Folder()
     let fake = FakeConnection(sampleSnapshot())
     let service = try serve(fake, folder, lines: ["No session server"])
-    defer { service.end(problem: nil) }
+    defer { service.end(why: "was quit from another interface") }
     let remote = try RemotePlayer.attach(to: folder.socket)
     #expect(remote.pid == getpid())
     #expect(remote.lines == ["No session server"])
@@ -189,7 +189,7 @@ func sampleSnapshot(queueSize: Int = 3) -> PlayerSnapshot {
     let folder = Folder()
     let fake = FakeConnection(sampleSnapshot(queueSize: 5000))
     let service = try serve(fake, folder)
-    defer { service.end(problem: nil) }
+    defer { service.end(why: "was quit from another interface") }
     // A raw connection, to see the lines themselves.
     let fd = try UnixSocketTestClient.connect(folder.socket)
     defer { close(fd) }
@@ -242,7 +242,7 @@ func sampleSnapshot(queueSize: Int = 3) -> PlayerSnapshot {
     let folder = Folder()
     let fake = FakeConnection(sampleSnapshot(), answer: .commandDisabled)
     let service = try serve(fake, folder)
-    defer { service.end(problem: nil) }
+    defer { service.end(why: "was quit from another interface") }
     let remote = try RemotePlayer.attach(to: folder.socket)
     #expect(await remote.send(.nextTrack) == .commandDisabled)
     for i in 0..<10 { await remote.perform(.playEntry(i)) }
@@ -261,7 +261,10 @@ func sampleSnapshot(queueSize: Int = 3) -> PlayerSnapshot {
     let box = ServiceBox()
     let service = try serve(fake, folder) { [box] in
       // As the background player does: stop, save, then end the service.
-      startThread { box.service.withLock { $0 }?.end(problem: "cannot save the queue: disk full") }
+      startThread {
+        box.service.withLock { $0 }?.end(
+          why: "was quit", problem: "cannot save the queue: disk full")
+      }
     }
     box.service.withLock { $0 = service }
     let remote = try RemotePlayer.attach(to: folder.socket)
@@ -284,7 +287,7 @@ func sampleSnapshot(queueSize: Int = 3) -> PlayerSnapshot {
     let remote = try RemotePlayer.attach(to: folder.socket)
     let seen = Seen()
     seen.watch(remote)
-    service.end(problem: nil)
+    service.end(why: "was quit from another interface")
     #expect(await eventually { !seen.ends.withLock { $0 }.isEmpty })
     #expect(
       seen.ends.withLock { $0 } == [
@@ -298,7 +301,7 @@ func sampleSnapshot(queueSize: Int = 3) -> PlayerSnapshot {
     let folder = Folder()
     let fake = FakeConnection(sampleSnapshot())
     let service = try serve(fake, folder)
-    defer { service.end(problem: nil) }
+    defer { service.end(why: "was quit from another interface") }
     for _ in 0..<5 {
       let remote = try RemotePlayer.attach(to: folder.socket)
       #expect(remote.snapshot == fake.snapshot)
@@ -314,7 +317,7 @@ func sampleSnapshot(queueSize: Int = 3) -> PlayerSnapshot {
     let folder = Folder()
     let fake = FakeConnection(sampleSnapshot())
     let service = try serve(fake, folder)
-    defer { service.end(problem: nil) }
+    defer { service.end(why: "was quit from another interface") }
     let good = try RemotePlayer.attach(to: folder.socket)
     let fd = try UnixSocketTestClient.connect(folder.socket)
     defer { close(fd) }

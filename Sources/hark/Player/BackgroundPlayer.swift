@@ -80,15 +80,19 @@ enum BackgroundPlayer {
 
     // What is saved is the queue as it was when the player was told to end, before stopping
     // moved anything.
-    let kept = Mutex<SavedState?>(nil)
-    let end: @Sendable () -> Void = {
-      kept.withLock { $0 = $0 ?? SavedState.of(player.snapshot, now: monotonicNanoseconds()) }
+    // And why it ended, for the interfaces that did not ask.
+    let kept = Mutex<(state: SavedState, why: String)?>(nil)
+    let end: @Sendable (String) -> Void = { why in
+      kept.withLock {
+        $0 = $0 ?? (SavedState.of(player.snapshot, now: monotonicNanoseconds()), why)
+      }
       player.quit()
     }
     let service: PlayerService
     do {
       service = try PlayerService(
-        player: player, at: endpoint, lines: lines, log: { HarkLog.write($0) }, onQuit: end)
+        player: player, at: endpoint, lines: lines, log: { HarkLog.write($0) },
+        onQuit: { end("was quit from another interface") })
     } catch {
       HarkLog.write("the player does not start: \(error)")
       exit(1)
@@ -97,7 +101,7 @@ enum BackgroundPlayer {
       signal(s, SIG_IGN)
       let source = DispatchSource.makeSignalSource(signal: s, queue: .global())
       source.setEventHandler {
-        end()
+        end("was stopped by signal \(s)")
         DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(5)) {
           HarkLog.write("still stopping 5 s after signal \(s); exiting anyway")
           _exit(128 + s)
@@ -116,7 +120,8 @@ enum BackgroundPlayer {
     await player.run()
 
     var problem: String?
-    if let saved = kept.withLock({ $0 }), let file = StateFile.standard {
+    let ended = kept.withLock { $0 }
+    if let saved = ended?.state, let file = StateFile.standard {
       if stateDamaged, let aside = file.setAside() {
         HarkLog.write("the damaged state file was moved to '\(aside)'")
       }
@@ -129,7 +134,7 @@ enum BackgroundPlayer {
         problem = line
       }
     }
-    service.end(problem: problem)
+    service.end(why: ended?.why ?? "stopped", problem: problem)
     for s in signals { s.cancel() }
     sleep.stop()
     mpris?.close()

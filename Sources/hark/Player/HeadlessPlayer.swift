@@ -4,9 +4,10 @@ import Dispatch
 import Glibc
 import Loudness
 import PlayerEngine
+import PlayerLink
 import RemoteCommands
-import SessionCore
 import SessionClient
+import SessionCore
 import Synchronization
 
 /// `hark play --no-ui`: the queue played as a full session client, one line per thing that
@@ -41,6 +42,7 @@ final class HeadlessPlayer {
   func run() async -> Int32 {
     let player = self.player
     let status = exitStatus
+    let ending = Ending()
     let last = LastState()
     player.observe { snap, notices in
       // The user's pause and play, and stops, get a line of their own; the other changes of
@@ -85,12 +87,14 @@ final class HeadlessPlayer {
           // When the last of it has been heard, before the process winds down.
           if !nothingPlayed { say("end of the queue") }
           status.set(nothingPlayed ? 1 : 0)
+          ending.set("played its queue to the end")
           player.quit()
         case .outputFailed(let line):
           // Nothing can be heard and no one is there to press play once the output is back:
           // say why and end, rather than wait for ever.
           say(line)
           status.set(1)
+          ending.set("stopped: \(line)")
           player.quit()
         }
       }
@@ -100,6 +104,7 @@ final class HeadlessPlayer {
       let source = DispatchSource.makeSignalSource(signal: s, queue: .global())
       source.setEventHandler {
         status.set(128 + s)
+        ending.set("was stopped by signal \(s)")
         player.quit()
         // Stopping cleanly takes well under a second. Should anything on the way out hang (a
         // bus or a sound server that vanished mid-call), a signal still ends the process.
@@ -114,13 +119,49 @@ final class HeadlessPlayer {
     let forwarders = port?.connect(to: player) ?? []
     let mpris = startMPRIS(for: player)
     sleep.start(for: player)
+    // The interface attaches to it as to its own player (they are one program): `hark` in a
+    // terminal shows it, and q there ends it.
+    let service = Self.serve(player) {
+      say("quit from the interface")
+      status.set(0)
+      ending.set("was quit from an interface")
+      player.quit()
+    }
     await player.run(files: files, autoplay: true)
+    service?.end(why: ending.why ?? "stopped")
     sleep.stop()
     mpris?.close()
     for f in forwarders { f.cancel() }
     port?.session.close()
     return exitStatus.value ?? 1
   }
+}
+
+extension HeadlessPlayer {
+  /// Serves `player` where the user's player serves interfaces, when no other player does
+  /// (a second one, `--new`, is reached through the session server and MPRIS only).
+  static func serve(_ player: Player, onQuit: @escaping @Sendable () -> Void) -> PlayerService? {
+    guard let paths = try? SessionPaths.fromEnvironment(), (try? paths.prepareDirectory()) != nil
+    else { return nil }
+    do {
+      let endpoint = try PlayerService.bind(
+        socketPath: paths.playerSocket, lockPath: paths.playerLock)
+      let service = try PlayerService(
+        player: player, at: endpoint, lines: [], log: { HarkLog.write($0) }, onQuit: onQuit)
+      service.start()
+      return service
+    } catch {
+      HarkLog.write("no interface can attach to this player: \(error)")
+      return nil
+    }
+  }
+}
+
+/// Why the headless player ended, for an interface attached to it.
+private final class Ending: Sendable {
+  private let words = Mutex<String?>(nil)
+  func set(_ why: String) { words.withLock { $0 = $0 ?? why } }
+  var why: String? { words.withLock { $0 } }
 }
 
 /// The state the last snapshot showed, for lines about changes.
