@@ -200,6 +200,16 @@ def proc_cpu(pid):
   return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def hark_player_pid():
+  """The pid of the player hark's interface started (its lock file holds it), or None."""
+  try:
+    with open(os.path.join(os.environ["XDG_RUNTIME_DIR"], "hark", "player.lock")) as f:
+      pid = int(f.read().strip())
+    return pid if alive(pid) else None
+  except (OSError, ValueError):
+    return None
+
+
 def proc_hwm_mb(pid):
   """Peak resident set (VmHWM) of a running process, in MB."""
   with open(f"/proc/{pid}/status") as f:
@@ -2737,7 +2747,12 @@ class LibraryBench:
       self.tmux.keys("hark", "Escape")
       self.tmux.wait_screen("hark", lambda s: "▏" not in bottom_line(s), what="the prompt gone")
     h["ui_search"] = search
-    h["rss_mb"] = proc_hwm_mb(pid)
+    # The interface and its player are two processes (the player plays on when the interface
+    # detaches): what the user's machine holds is both.
+    player = hark_player_pid()
+    h["ui_rss_mb"] = proc_hwm_mb(pid)
+    h["player_rss_mb"] = proc_hwm_mb(player) if player else None
+    h["rss_mb"] = h["ui_rss_mb"] + (h["player_rss_mb"] or 0)
     h["ui_cpu_s"] = proc_cpu(pid)
     self.hark_quit(pid)
 
@@ -2745,8 +2760,9 @@ class LibraryBench:
     """q (no prompt is open here: Escape and q at once would be read as Alt-q); the seconds
     until hark has saved its queue and gone."""
     t0 = now()
+    player = hark_player_pid()
     self.tmux.keys("hark", "q")
-    if not wait_until(lambda: not alive(pid), 60):
+    if not wait_until(lambda: not alive(pid) and not (player and alive(player)), 60):
       os.kill(pid, signal.SIGKILL)
       raise RuntimeError("hark still running 60 s after q")
     self.r["hark"].setdefault("quit_s", []).append(now() - t0)
@@ -2902,7 +2918,9 @@ def library_lines(b, elapsed):
      f"loaded at {fmt_num(g(c, 'open_ms', 'loaded'), '.0f', ' ms')}"],
     ["peak RSS, library open", fmt_num(g(h, "rss_mb"), ".1f", " MB"),
      fmt_num(g(m, "rss_mb"), ".1f", " MB"), fmt_num(g(c, "rss_mb"), ".1f", " MB"),
-     "VmHWM: hark's interface opened, browsed and searched (its queue the whole library); "
+     "VmHWM: hark's interface opened, browsed and searched (its queue the whole library), "
+     f"and its player's process ({fmt_num(g(h, 'ui_rss_mb'), '.1f', ' MB')} + "
+     f"{fmt_num(g(h, 'player_rss_mb'), '.1f', ' MB')}); "
      "MPD after its updates; cmus started on its saved library and searched"],
   ]
   lines += table_lines(["", "hark", "MPD", "cmus", "notes"], rows)

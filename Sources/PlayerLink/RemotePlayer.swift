@@ -147,6 +147,18 @@ public final class RemotePlayer: PlayerConnection, Sendable {
     }
   }
 
+  /// Sends an edit without waiting for it: the player carries out one connection's requests in
+  /// the order they came, so it is done before anything sent after it (the interface draws
+  /// while a saved queue of 50,000 tracks is restored).
+  public func post(_ action: Player.Action) {
+    let id: Int? = state.withLock { s in
+      guard !s.closed else { return nil }
+      defer { s.nextID += 1 }
+      return s.nextID
+    }
+    if let id { _ = write(.action(id: id, action)) }
+  }
+
   // MARK: Leaving
 
   /// Leaves the player playing (detach): the connection closes, the player goes on.

@@ -251,6 +251,16 @@ func sampleSnapshot(queueSize: Int = 3) -> PlayerSnapshot {
       fake.done == ["command nextTrack"] + (0..<10).map { "action playEntry(\($0))" } + [
         "action clear"
       ])
+    // Posted edits (the saved queue at start) are not waited for, and still come first.
+    remote.post(.restore(paths: ["/a"], current: 0, position: 1, shuffle: false, repeatMode: .off))
+    remote.post(.setShuffle(true))
+    #expect(await remote.send(.play) == .commandDisabled)
+    #expect(
+      fake.done.suffix(3) == [
+        "action restore(paths: [\"/a\"], current: Optional(0), position: 1.0, shuffle: false, "
+          + "repeatMode: PlayerEngine.RepeatMode.off)",
+        "action setShuffle(true)", "command play",
+      ])
     remote.detach()
   }
 

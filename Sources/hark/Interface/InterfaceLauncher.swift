@@ -89,10 +89,12 @@ enum InterfaceLauncher {
       } catch {
         die("\(error)")
       }
+      // Sent, not waited for: carried out in this order before any key's request, while the
+      // interface draws.
       if !files.isEmpty {
-        await player.perform(.add(files, play: autoplay))
+        player.post(.add(files, play: autoplay))
       } else if let s = restored {
-        await player.perform(
+        player.post(
           .restore(
             paths: s.queue, current: s.current, position: s.position, shuffle: s.shuffle,
             repeatMode: s.repeatMode))
@@ -107,9 +109,9 @@ enum InterfaceLauncher {
       }
       if restored == nil {
         // The config's defaults, where no saved queue says otherwise.
-        if settings.shuffle { await player.perform(.setShuffle(true)) }
+        if settings.shuffle { player.post(.setShuffle(true)) }
         if let mode = RepeatMode(rawValue: settings.repeatMode), mode != .off {
-          await player.perform(.setRepeat(mode))
+          player.post(.setRepeat(mode))
         }
       }
     }
