@@ -56,9 +56,11 @@ enum InterfaceLauncher {
       let running = try? RemotePlayer.attach(to: socket)
     {
       player = running
+      let playing = running.snapshot.state == .playing
       greeting =
-        "Back with the hark player playing on (pid \(running.pid)): q stops it, "
-        + "\(bindings.keyNames(.detach).first ?? "Q") leaves it playing"
+        "Back with the hark player\(playing ? " playing on" : "") (pid \(running.pid)): "
+        + "q stops it, \(bindings.keyNames(.detach).first ?? "Q") leaves it "
+        + (playing ? "playing" : "as it is")
     } else {
       if !new, paths.isEmpty, await HandOver.playerIsRunning() {
         die(
@@ -121,7 +123,8 @@ enum InterfaceLauncher {
     ui.bindings = bindings
     ui.startupMessages = startup
     ui.greeting = greeting
-    ui.startView = settings.startView == "queue" ? .queue : .library
+    // Back with a player that played on: its queue, the track playing in it, is what it is.
+    ui.startView = settings.startView == "queue" || greeting != nil ? .queue : .library
     // The index's tags where it has them (no file opened, no helper started), else the file's.
     let index = indexAccess(root: libraryFolder)
     ui.readTags = { path in
