@@ -5,12 +5,9 @@
 # anywhere shows none; a window too narrow for it shows none and the list has its width back;
 # cover_art = false in the config shows none at all; a damaged picture costs only the cover.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/tmux.sh"
 export LANG=C.UTF-8
 
-SOCK="hark-e2e-cover-$$"
-SESSION="cover-$$"
-trap 'st=$?; set +e; tmux -L "$SOCK" kill-server 2>/dev/null; (exit $st); cleanup' EXIT
-tmux_() { tmux -L "$SOCK" "$@"; }
 
 music="$E2E_DIR/music"
 mkdir -p "$music/A" "$music/B" "$music/C"
@@ -25,19 +22,6 @@ sox -n -r 44100 -c 2 "$music/C/03 Bare.flac" synth 60 sine 660 vol 0.3
 printf '%s\n' "$music/A/01 Embedded.mp3" "$music/B/02 Beside.flac" "$music/C/03 Bare.flac" \
   >"$E2E_DIR/list.m3u"
 
-screen_text() { tmux_ capture-pane -p -t "$SESSION"; }
-screen_has() { screen_text | grep -qF -- "$1"; }
-expect_screen() {
-  local deadline=$((SECONDS + ${2:-5} + 1))
-  while ! screen_has "$1"; do
-    if [ $SECONDS -ge $deadline ]; then
-      screen_text
-      fail "timed out waiting for '$1' on the screen"
-    fi
-    sleep 0.05
-  done
-}
-keys() { tmux_ send-keys -t "$SESSION" "$@"; }
 # picture ROWS: how many colour changes to the 256-colour palette's picture part (16-255) the
 # first ROWS rows hold: the cover's cells (the rest of the interface uses the 8 basic colours).
 # The interface runs with TERM=tmux-256color, which is right inside tmux, and has no "bce":
@@ -56,8 +40,7 @@ print(count)' "$1"
 has_picture() { [ "$(picture 30)" -gt 20 ]; }
 no_picture() { [ "$(picture 30)" -eq 0 ]; }
 
-tmux_ -f /dev/null new-session -d -s "$SESSION" -x 120 -y 30 "bash --norc --noprofile"
-keys "PS1='$ '" Enter
+tmux_start 120 30
 keys "clear; TERM=tmux-256color '$HARK_BIN' --device null '$E2E_DIR/list.m3u'; echo \"hark-exit=\$?\"" Enter
 expect_screen "Embedded"
 expect_screen "Stopped"

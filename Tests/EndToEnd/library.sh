@@ -7,25 +7,9 @@
 # tracks in order; `/` from deep inside a view searches the whole library ("zoe" finds Zoë
 # Keating's six tracks), and Enter plays the one chosen, heard on the sink.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/tmux.sh"
 start_pulse
 export LANG=C.UTF-8
-SOCK="hark-e2e-library-$$"
-SESSION="library-$$"
-trap 'st=$?; set +e; tmux -L "$SOCK" kill-server 2>/dev/null; (exit $st); cleanup' EXIT
-tmux_() { tmux -L "$SOCK" "$@"; }
-screen_text() { tmux_ capture-pane -p -t "$SESSION"; }
-screen_has() { screen_text | grep -qF -- "$1"; }
-expect_screen() {
-  local deadline=$((SECONDS + ${2:-5} + 1))
-  while ! screen_has "$1"; do
-    if [ $SECONDS -ge $deadline ]; then
-      echo "the screen never showed '$1':"
-      screen_text
-      fail "timed out waiting for '$1' on the screen"
-    fi
-    sleep 0.05
-  done
-}
 
 # expect_header TEXT: waits for the header line (which names the view shown) to hold TEXT.
 header_is() { tmux_ capture-pane -p -t "$SESSION" | head -1 | grep -qF -- "$1"; }

@@ -16,7 +16,9 @@ def walk(c, path):
             if n["kind"] == "long":
                 yield " ".join(path), "--" + n["name"]
     for s in c.get("subcommands", []):
-        if s["commandName"] != "help":
+        # Hidden ones (the interface'"'"'s background-player) are hark'"'"'s own plumbing, started
+        # by hark, not by hand; the man page names them under FILES.
+        if s["commandName"] != "help" and s.get("shouldDisplay", True):
             yield from walk(s, path + [s["commandName"]])
 for path, option in walk(json.load(sys.stdin)["command"], ["hark"]):
     print(path + "\t" + (option or ""))

@@ -5,16 +5,11 @@
 # files in the queue (scenario 8), idle CPU while paused, and (in a terminal emulated here, as
 # tmux cannot) the kitty keyboard protocol's media keys.
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/tmux.sh"
 HERE="$(cd "$(dirname "$0")" && pwd)"
 start_pulse
 export LANG=C.UTF-8
 
-# A private tmux server and a session name of this run's own; killed at the end, failed or not.
-SOCK="hark-e2e-ui-$$"
-SESSION="ui-$$"
-# (lib.sh's cleanup reads the exit status from $?: hand it on, with errexit off in the trap.)
-trap 'st=$?; set +e; tmux -L "$SOCK" kill-server 2>/dev/null; (exit $st); cleanup' EXIT
-tmux_() { tmux -L "$SOCK" "$@"; }
 
 music="$E2E_DIR/music"
 mkdir -p "$music"
@@ -22,44 +17,6 @@ sox -n -r 44100 -c 2 "$music/01 Alpha.wav" synth 40 sine 440 vol 0.3
 sox -n -r 44100 -c 2 "$music/02 Beta.flac" synth 40 sine 550 vol 0.3
 sox -n -r 48000 -c 1 "$music/03 夜行列車.flac" synth 40 sine 660 vol 0.3
 
-screen_text() { tmux_ capture-pane -p -t "$SESSION"; }
-screen_has() { screen_text | grep -qF -- "$1"; }
-# expect_screen TEXT [SECONDS]: waits for TEXT on the screen; on failure prints the screen.
-expect_screen() {
-  local deadline=$((SECONDS + ${2:-5} + 1))
-  while ! screen_has "$1"; do
-    if [ $SECONDS -ge $deadline ]; then
-      echo "the screen never showed '$1':"
-      screen_text
-      fail "timed out waiting for '$1' on the screen"
-    fi
-    sleep 0.05
-  done
-}
-expect_screen_not() {
-  local deadline=$((SECONDS + ${2:-5} + 1))
-  while screen_has "$1"; do
-    if [ $SECONDS -ge $deadline ]; then
-      screen_text
-      fail "'$1' stayed on the screen"
-    fi
-    sleep 0.05
-  done
-}
-keys() { tmux_ send-keys -t "$SESSION" "$@"; }
-# The elapsed time on the progress line, in seconds.
-elapsed() {
-  screen_text | python3 -c '
-import re, sys
-for line in sys.stdin:
-    m = re.match(r"^ (\d+):(\d\d) [━─]", line)
-    if m:
-        print(int(m.group(1)) * 60 + int(m.group(2)))
-        break
-else:
-    print(-1)'
-}
-elapsed_beyond() { [ "$(elapsed)" -gt "$1" ]; }
 hark_pid() {
   local shell_pid
   shell_pid=$(tmux_ list-panes -t "$SESSION" -F '#{pane_pid}')
@@ -86,8 +43,7 @@ print((int(f[11]) + int(f[12])) / os.sysconf('SC_CLK_TCK'))"
 }
 
 # A shell in tmux, as a user has; hark runs in it, and the shell must work after hark.
-tmux_ -f /dev/null new-session -d -s "$SESSION" -x 100 -y 30 "bash --norc --noprofile"
-keys "PS1='$ '" Enter
+tmux_start 100 30
 keys "clear; '$HARK_BIN' --device pulse '$music'; echo \"hark-exit=\$?\"" Enter
 
 # --- Start on a folder: the library lists it with columns, paused until the user plays.
