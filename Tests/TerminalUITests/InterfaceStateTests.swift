@@ -445,6 +445,18 @@ import Testing
     #expect(try press(&s, "C-c") == [.interrupt])
   }
 
+  /// Q leaves the interface with the player playing on (issue 14); q quits; they differ, and
+  /// Q can be rebound like any other.
+  @Test func shiftQDetachesAndQQuits() throws {
+    var s = makeState()
+    #expect(try press(&s, "Q") == [.detach])
+    #expect(try press(&s, "q") == [.quit])
+    var r = makeState(bindings: KeyBindings.configured(["detach": ["C-d"]]).0)
+    #expect(try press(&r, "Q") == [])
+    #expect(try press(&r, "C-d") == [.detach])
+    #expect(HelpText.lines(s.bindings).contains { $0.keys == "Q" && $0.action == "detach" })
+  }
+
   @Test func reboundKeysWork() throws {
     var s = makeState(bindings: KeyBindings.configured(["play_pause": ["p"], "quit": ["C-q"]]).0)
     #expect(try press(&s, "space") == [])
