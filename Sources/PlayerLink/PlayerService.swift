@@ -104,7 +104,10 @@ public final class PlayerService: Sendable {
 
   /// Starts serving: from now on every change of the player goes to every interface attached.
   public func start() {
-    player.observe { [self] snapshot, notices in
+    // Weakly: the player outlives a service that ended (in tests, neither lives as long as
+    // the process).
+    player.observe { [weak self] snapshot, notices in
+      guard let self else { return }
       outgoing.async { self.broadcast(snapshot, notices) }
     }
     started.store(true, ordering: .releasing)
