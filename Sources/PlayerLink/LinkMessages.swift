@@ -31,8 +31,10 @@ public enum LinkEvent: Sendable, Equatable, Codable {
 
 /// Messages as single JSON lines, both ways.
 public enum LinkCodec {
-  /// The longest line either side accepts: a queue of 50,000 long paths, with room to spare.
+  /// The longest line an interface accepts: a snapshot with a queue of 100,000 long paths.
   public static let maximumLineBytes = 256 * 1024 * 1024
+  /// The longest request a player accepts: 100,000 paths to add.
+  public static let maximumRequestBytes = 64 * 1024 * 1024
 
   public static func encode(_ value: some Encodable) throws -> [UInt8] {
     let encoder = JSONEncoder()

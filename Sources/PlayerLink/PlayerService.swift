@@ -46,6 +46,7 @@ public final class PlayerService: Sendable {
   private let started = Atomic<Bool>(false)
   private let nextClient = Atomic<Int>(0)
   private let log: @Sendable (String) -> Void
+  static let mostClients = 32
 
   /// Where a player serves: its socket, listening, and the lock it holds. Taken before the
   /// player starts, so that of two racing players the second ends before it registers anywhere,
@@ -130,12 +131,10 @@ public final class PlayerService: Sendable {
         defer { c.removeAll() }
         return Array(c.values)
       }
-      if let line = try? LinkCodec.encode(LinkEvent.ending(why: why, problem: problem)) {
-        for client in all { client.enqueue(line) }
-      }
       return all
     }
-    for client in attached { client.finish() }
+    let farewell = (try? LinkCodec.encode(LinkEvent.ending(why: why, problem: problem))) ?? []
+    for client in attached { client.finish(farewell) }
     if lockFD >= 0 { close(lockFD) }
   }
 
@@ -157,10 +156,18 @@ public final class PlayerService: Sendable {
       if fds[1].revents != 0 { return }
       let fd: Int32?
       do { fd = try UnixSocket.accept(listener) } catch {
+        // Out of descriptors, say: not a loop that fills the log.
         log("player link: \(error)")
+        usleep(100_000)
         continue
       }
       guard let fd else { continue }
+      // A user has a few terminals, not hundreds: past that, something is wrong.
+      guard clients.withLock({ $0.count }) < Self.mostClients else {
+        log("player link: \(Self.mostClients) interfaces attached already; refusing another")
+        close(fd)
+        continue
+      }
       // Only this user's own interfaces (the socket is 0600 in a 0700 folder already).
       guard let peer = try? UnixSocket.peer(fd), peer.uid == geteuid() else {
         close(fd)
@@ -174,54 +181,26 @@ public final class PlayerService: Sendable {
 
   /// Greets a new interface with the player as it is now, queue and all.
   private func attach(_ client: LinkClient) {
-    guard !ended.load(ordering: .acquiring) else {
+    guard !ended.load(ordering: .acquiring),
+      let hello = try? LinkCodec.encode(LinkEvent.hello(pid: getpid(), lines: lines))
+    else {
       client.cut()
       return
     }
-    let snapshot = player.snapshot
-    guard let hello = try? LinkCodec.encode(LinkEvent.hello(pid: getpid(), lines: lines)),
-      let full = try? LinkCodec.encode(
-        LinkEvent.update(snapshot, queueOmitted: false, notices: []))
-    else { return }
-    client.enqueue(hello)
-    client.enqueue(full)
-    client.sent = (snapshot.queue, snapshot.playOrder)
+    client.greet(hello, player.snapshot)
     clients.withLock { $0[client.id] = client }
   }
 
-  /// On `outgoing`: the snapshot to each interface, without the queue for those that have it.
+  /// On `outgoing`: the snapshot to each interface (which sends the latest it has when it can).
   private func broadcast(_ snapshot: PlayerSnapshot, _ notices: [PlayerNotice]) {
-    let all = clients.withLock { Array($0.values) }
-    guard !all.isEmpty else { return }
-    var full: [UInt8]?
-    var short: [UInt8]?
-    for client in all {
-      // The same arrays most of the time, which compare at once.
-      if client.sent.queue == snapshot.queue && client.sent.order == snapshot.playOrder {
-        if short == nil {
-          var bare = snapshot
-          bare.queue = []
-          bare.playOrder = []
-          short = try? LinkCodec.encode(
-            LinkEvent.update(bare, queueOmitted: true, notices: notices))
-        }
-        if let short { client.enqueue(short) }
-      } else {
-        if full == nil {
-          full = try? LinkCodec.encode(
-            LinkEvent.update(snapshot, queueOmitted: false, notices: notices))
-        }
-        if let full { client.enqueue(full) }
-        client.sent = (snapshot.queue, snapshot.playOrder)
-      }
-    }
+    for client in clients.withLock({ Array($0.values) }) { client.update(snapshot, notices) }
   }
 
   // MARK: Requests
 
   /// One interface's requests, each carried out before the next is read, until it goes.
   private func read(_ client: LinkClient) {
-    var framer = LineFramer(limit: LinkCodec.maximumLineBytes)
+    var framer = LineFramer(limit: LinkCodec.maximumRequestBytes)
     var buffer = [UInt8](repeating: 0, count: 64 * 1024)
     reading: while true {
       let n = buffer.withUnsafeMutableBytes { recv(client.fd, $0.baseAddress, $0.count, 0) }
@@ -251,7 +230,8 @@ public final class PlayerService: Sendable {
     let player = self.player
     let answer: @Sendable (LinkEvent) -> Void = { [outgoing] event in
       guard let line = try? LinkCodec.encode(event) else { return }
-      outgoing.async { client.enqueue(line) }
+      // After the snapshot the request brought about, which is on `outgoing` already.
+      outgoing.async { client.answer(line) }
     }
     switch request {
     case .command(let id, let command):
@@ -278,61 +258,175 @@ private func blockOn(_ body: @escaping @Sendable () async -> Void) {
   done.wait()
 }
 
-/// One attached interface: its socket, and what was last sent of the queue.
+/// One attached interface and what it is to be sent. Sending is coalesced: its writer sends
+/// the greeting once, then the latest snapshot (with every notice since the one sent before,
+/// and the queue only when it is not the one sent last), then the answers, and last the
+/// farewell. An interface that stops reading for a while (Ctrl-Z) holds the player's latest
+/// snapshot, not every one since, and is sent it, whole, when it reads again.
 private final class LinkClient: @unchecked Sendable {
   let fd: Int32
   let id: Int
+  private struct Out {
+    var greeting: [UInt8]?
+    var snapshot: PlayerSnapshot?
+    var notices: [PlayerNotice] = []
+    var answers: [[UInt8]] = []
+    var farewell: [UInt8]?
+    var writing = false
+    /// Cut: nothing more is sent.
+    var dead = false
+    /// The descriptor is closed (its number may be another file's now).
+    var closed = false
+  }
+  private let out = Mutex(Out())
   private let writes = DispatchQueue(label: "hark-link-write")
-  /// What it was last sent of the queue; read and written on the service's `outgoing` only.
-  var sent: (queue: [QueuedTrack], order: [QueuedTrack]) = ([], [])
-  /// Bytes queued and not yet written: an interface that stopped reading is cut off past
-  /// `limit` rather than let grow.
-  private let pending = Atomic<Int>(0)
-  private let dead = Atomic<Bool>(false)
-  private static let limit = 512 * 1024 * 1024
+  /// Signalled each time the writer has sent all there was and stops.
+  private let idle = DispatchSemaphore(value: 0)
+  /// What it was last sent of the queue; the writer's own (it runs on `writes` only).
+  private var sentQueue: [QueuedTrack]?
+  private var sentOrder: [QueuedTrack] = []
 
   init(fd: Int32, id: Int) {
     self.fd = fd
     self.id = id
-    // Blocking, with deadlines: a write that cannot go out within 2 s ends the connection.
+    // Blocking writes with a deadline, so that the writer looks up every second: a cut
+    // connection (or a farewell to an interface that no longer reads) never holds it for good.
     let flags = fcntl(fd, F_GETFL)
     _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK)
-    var timeout = timeval(tv_sec: 2, tv_usec: 0)
+    var timeout = timeval(tv_sec: 1, tv_usec: 0)
     setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
   }
 
-  func enqueue(_ line: [UInt8]) {
-    guard !dead.load(ordering: .acquiring) else { return }
-    if pending.add(line.count, ordering: .relaxed).newValue > Self.limit {
-      cut()
-      return
+  func greet(_ hello: [UInt8], _ snapshot: PlayerSnapshot) {
+    change {
+      $0.greeting = hello
+      $0.snapshot = snapshot
     }
+  }
+
+  func update(_ snapshot: PlayerSnapshot, _ notices: [PlayerNotice]) {
+    change {
+      $0.snapshot = snapshot
+      $0.notices += notices
+    }
+  }
+
+  func answer(_ line: [UInt8]) { change { $0.answers.append(line) } }
+
+  /// Sends the farewell after what is waiting, waiting at most 2 s for an interface that does
+  /// not read, then cuts the connection (its reader sees the end, and closes it).
+  func finish(_ farewell: [UInt8]) {
+    change { $0.farewell = farewell }
+    let deadline = DispatchTime.now() + .seconds(2)
+    while out.withLock({ $0.writing && !$0.dead }) {
+      if idle.wait(timeout: deadline) == .timedOut { break }
+    }
+    cut()
+  }
+
+  /// Nothing more is sent; the peer sees the end.
+  func cut() {
+    out.withLock { o in
+      guard !o.dead else { return }
+      o.dead = true
+      if !o.closed { shutdown(fd, Int32(SHUT_RDWR)) }
+    }
+  }
+
+  /// Closes the descriptor once the writer has stopped (by its reader, as it ends: nothing reads
+  /// it after).
+  func close() {
+    cut()
     writes.async { [self] in
-      defer { pending.subtract(line.count, ordering: .relaxed) }
-      guard !dead.load(ordering: .acquiring) else { return }
-      do {
-        _ = try line.withUnsafeBytes { raw throws(SystemError) in try UnixSocket.send(fd, raw) }
-      } catch {
-        cut()
+      out.withLock { o in
+        o.closed = true
+        _ = Glibc.close(fd)
       }
     }
   }
 
-  /// Sends what is queued, then shuts the connection (its reader sees the end, and closes it).
-  func finish() {
-    writes.sync {}
-    cut()
+  private func change(_ body: (inout Out) -> Void) {
+    let start = out.withLock { o -> Bool in
+      guard !o.dead else { return false }
+      body(&o)
+      guard !o.writing else { return false }
+      o.writing = true
+      return true
+    }
+    if start { writes.async { [self] in drain() } }
   }
 
-  /// Closes the descriptor once the writes queued before are done (by its reader, as it ends:
-  /// nothing reads or writes it after).
-  func close() {
-    cut()
-    writes.async { [fd] in _ = Glibc.close(fd) }
+  /// The writer: sends what is waiting until nothing is, or the connection is cut.
+  private func drain() {
+    while true {
+      let (greeting, snapshot, notices, answers, farewell) = out.withLock { o in
+        defer {
+          o.greeting = nil
+          o.snapshot = nil
+          o.notices = []
+          o.answers = []
+          o.farewell = nil
+          if o.dead { o.writing = false }
+        }
+        return o.dead
+          ? (nil, nil, [], [], nil) : (o.greeting, o.snapshot, o.notices, o.answers, o.farewell)
+      }
+      var lines: [[UInt8]] = []
+      if let greeting { lines.append(greeting) }
+      if let snapshot, let line = encode(snapshot, notices) { lines.append(line) }
+      lines += answers
+      if let farewell { lines.append(farewell) }
+      if lines.isEmpty {
+        let stopped = out.withLock { o -> Bool in
+          // Anything new since it looked goes out in another round.
+          guard o.snapshot == nil && o.greeting == nil && o.answers.isEmpty && o.farewell == nil
+          else { return false }
+          o.writing = false
+          return true
+        }
+        if stopped {
+          idle.signal()
+          return
+        }
+        continue
+      }
+      for line in lines where !send(line) {
+        cut()
+        out.withLock { $0.writing = false }
+        idle.signal()
+        return
+      }
+    }
   }
 
-  func cut() {
-    guard !dead.exchange(true, ordering: .acquiringAndReleasing) else { return }
-    shutdown(fd, Int32(SHUT_RDWR))
+  /// The snapshot's line, without the queue when it is the one this interface was sent last
+  /// (the same arrays most of the time, which compare at once).
+  private func encode(_ snapshot: PlayerSnapshot, _ notices: [PlayerNotice]) -> [UInt8]? {
+    if let sentQueue, sentQueue == snapshot.queue, sentOrder == snapshot.playOrder {
+      var bare = snapshot
+      bare.queue = []
+      bare.playOrder = []
+      return try? LinkCodec.encode(LinkEvent.update(bare, queueOmitted: true, notices: notices))
+    }
+    sentQueue = snapshot.queue
+    sentOrder = snapshot.playOrder
+    return try? LinkCodec.encode(LinkEvent.update(snapshot, queueOmitted: false, notices: notices))
+  }
+
+  /// All of `line`, however long the interface takes to read it, unless the connection is cut
+  /// or fails; whether it went.
+  private func send(_ line: [UInt8]) -> Bool {
+    var done = 0
+    while done < line.count {
+      if out.withLock({ $0.dead }) { return false }
+      do {
+        done += try line.withUnsafeBytes { raw throws(SystemError) in
+          try UnixSocket.send(fd, UnsafeRawBufferPointer(rebasing: raw[done...]))
+        }
+      } catch {
+        return false
+      }
+    }
+    return true
   }
 }

@@ -29,8 +29,11 @@ public final class RemotePlayer: PlayerConnection, Sendable {
   public let pid: Int32
   /// What the player had to say to an interface that attaches (no session server, say).
   public let lines: [String]
+  /// The connection; -1 once closed. Written to (and closed) under the lock, so that nothing is
+  /// ever written to a number the process has since given to another file.
+  private let connection: Mutex<Int32>
+  /// Read by the reading thread only, which alone closes it.
   private let fd: Int32
-  private let writeLock = Mutex(())
   private let state: Mutex<State>
   private let gone = DispatchSemaphore(value: 0)
 
@@ -46,6 +49,8 @@ public final class RemotePlayer: PlayerConnection, Sendable {
     /// This side closed the connection (detached, or quit and was answered).
     var leaving = false
     var closed = false
+    /// Why the player went away under the interface, once it did.
+    var gone: String?
   }
 
   /// Connects to the player serving at `socketPath` and reads its greeting and snapshot, for
@@ -73,7 +78,7 @@ public final class RemotePlayer: PlayerConnection, Sendable {
         throw n == 0 ? .noPlayer : .unexpected("the hark player did not answer in time")
       }
       framer.append(buffer[0..<n])
-      while first == nil, let line = try? framer.nextLine() {
+      while first == nil, let line = try? framer.nextLine() {  // (too long a line: no answer)
         switch try? LinkCodec.decode(LinkEvent.self, from: line) {
         case .hello(let pid, let lines)?: hello = (pid, lines)
         case .update(let snapshot, _, _)? where hello != nil: first = snapshot
@@ -88,6 +93,9 @@ public final class RemotePlayer: PlayerConnection, Sendable {
     }
     var none = timeval(tv_sec: 0, tv_usec: 0)
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &none, socklen_t(MemoryLayout<timeval>.size))
+    // A player that stopped reading (hung, stopped) cannot hold a key's request, or q, for good.
+    var sendDeadline = timeval(tv_sec: 5, tv_usec: 0)
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &sendDeadline, socklen_t(MemoryLayout<timeval>.size))
     guard let hello, let first else {
       close(fd)
       throw .unexpected("'\(socketPath)' does not speak as a hark player does")
@@ -100,6 +108,7 @@ public final class RemotePlayer: PlayerConnection, Sendable {
 
   private init(fd: Int32, hello: (pid: Int32, lines: [String]), snapshot: PlayerSnapshot) {
     self.fd = fd
+    connection = Mutex(fd)
     pid = hello.pid
     lines = hello.lines
     state = Mutex(State(snapshot: snapshot))
@@ -114,7 +123,12 @@ public final class RemotePlayer: PlayerConnection, Sendable {
   }
 
   public func observeEnd(_ handler: @escaping @Sendable (String) -> Void) {
-    state.withLock { $0.endObservers.append(handler) }
+    // Gone already (between attaching and the interface starting): said at once.
+    let gone = state.withLock { s -> String? in
+      if s.gone == nil { s.endObservers.append(handler) }
+      return s.gone
+    }
+    if let gone { handler(gone) }
   }
 
   public func send(_ command: RemoteCommand) async -> CommandStatus {
@@ -164,7 +178,7 @@ public final class RemotePlayer: PlayerConnection, Sendable {
   /// Leaves the player playing (detach): the connection closes, the player goes on.
   public func detach() {
     state.withLock { $0.leaving = true }
-    shutdown(fd, Int32(SHUT_RDWR))
+    cut()
     gone.wait()
   }
 
@@ -175,17 +189,30 @@ public final class RemotePlayer: PlayerConnection, Sendable {
     guard write(.quit) else { return (true, nil) }
     let ms = Int(timeout.components.seconds) * 1000
     let ended = gone.wait(timeout: .now() + .milliseconds(ms)) == .success
-    if !ended { shutdown(fd, Int32(SHUT_RDWR)) }
+    if !ended { cut() }
     return (ended, state.withLock { $0.ending?.problem })
   }
 
   // MARK: The connection
 
+  /// Sends a request whole, or cuts the connection (a part of a line cannot be taken back).
   private func write(_ request: LinkRequest) -> Bool {
     guard let line = try? LinkCodec.encode(request) else { return false }
-    return writeLock.withLock { _ in
-      (try? line.withUnsafeBytes { raw throws(SystemError) in try UnixSocket.send(fd, raw) })
-        == line.count
+    return connection.withLock { fd in
+      guard fd >= 0 else { return false }
+      let sent = try? line.withUnsafeBytes { raw throws(SystemError) in
+        try UnixSocket.send(fd, raw)
+      }
+      if sent == line.count { return true }
+      shutdown(fd, Int32(SHUT_RDWR))
+      return false
+    }
+  }
+
+  /// Ends the connection; the reading thread sees the end, and closes it.
+  private func cut() {
+    connection.withLock { fd in
+      if fd >= 0 { shutdown(fd, Int32(SHUT_RDWR)) }
     }
   }
 
@@ -195,7 +222,13 @@ public final class RemotePlayer: PlayerConnection, Sendable {
     var buffer = [UInt8](repeating: 0, count: 64 * 1024)
     var why = "the connection to the hark player (pid \(pid)) was lost"
     reading: while true {
-      while let line = try? framer.nextLine() {
+      while true {
+        let line: ArraySlice<UInt8>?
+        do { line = try framer.nextLine() } catch {
+          why = "the hark player (pid \(pid)) sent too long a line"
+          break reading
+        }
+        guard let line else { break }
         guard let event = try? LinkCodec.decode(LinkEvent.self, from: line) else {
           why = "the hark player (pid \(pid)) sent what it should not"
           break reading
@@ -207,22 +240,26 @@ public final class RemotePlayer: PlayerConnection, Sendable {
       guard n > 0 else { break }
       framer.append(buffer[0..<n])
     }
-    let (commands, actions, ends, ending, leaving) = state.withLock { s in
+    if let ending = state.withLock({ $0.ending }) {
+      why = "the hark player (pid \(pid)) \(ending.why)"
+    }
+    let (commands, actions, ends, leaving) = state.withLock { s in
       s.closed = true
+      s.gone = why
       defer {
         s.commands = [:]
         s.actions = [:]
       }
-      return (
-        Array(s.commands.values), Array(s.actions.values), s.endObservers, s.ending, s.leaving
-      )
+      return (Array(s.commands.values), Array(s.actions.values), s.endObservers, s.leaving)
     }
     for c in commands { c.resume(returning: .commandFailed) }
     for a in actions { a.resume() }
-    close(fd)
+    connection.withLock { fd in
+      close(fd)
+      fd = -1
+    }
     gone.signal()
     guard !leaving else { return }
-    if let ending { why = "the hark player (pid \(pid)) \(ending.why)" }
     for handler in ends { handler(why) }
   }
 

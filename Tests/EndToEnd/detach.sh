@@ -38,7 +38,8 @@ window() {
 tmux_start 100 30
 tmux_ rename-window -t "$SESSION" first
 TARGET="$SESSION:first"
-keys "clear; '$HARK_BIN' play --device pulse '$music'; echo \"hark-exit=\$?\"" Enter
+# (--duck with a negative value reaches the player's process whole.)
+keys "clear; '$HARK_BIN' play --device pulse --duck -12 '$music'; echo \"hark-exit=\$?\"" Enter
 expect_screen "One"
 wait_for 10 "playing" playing
 wait_until 5 "the player's lock" '[ -n "$(player_pid)" ]'
@@ -113,9 +114,10 @@ expect_screen "Two"
 keys Space
 wait_for 10 "playing" playing
 player=$(player_pid)
+ui=$(ui_pid third)
 tmux_ kill-window -t "$SESSION:third"
-wait_until 5 "the interface gone" '[ -z "$(pgrep -x hark -s 0 2>/dev/null | grep -v "^$player$" || true)" ] || true'
-sleep 0.5  # (time for a wrongly stopped player to stop; "still playing" is checked below)
+wait_for 5 "the interface gone with its terminal" eval '! alive "$ui"'
+# The interface has done what it does at a hangup before it ends: the player is left playing.
 alive "$player" || fail "the player stopped with its terminal"
 wait_until 5 "still playing after the terminal closed" "playing && position_at_least $(playback position | cut -d. -f1).9"
 pass "the terminal closed while playing: the player (pid $player) plays on"
@@ -160,3 +162,13 @@ wait_for 10 "the headless player ended" eval '! alive "$PID_headless"'
 wait "$PID_headless" || fail "the headless player exited $? after q from the interface"
 log_has headless "hark: quit from the interface" || fail "the headless player did not say why it ended"
 pass "hark attached to a headless 'hark play --no-ui': n reached it, q ended it (exit 0)"
+
+# --- A player that was never given a queue (its interface died before handing one over)
+# leaves the saved queue as it was; one that restored it saves it back.
+cp "$state_file" "$E2E_DIR/state.before"
+start lone "$HARK_BIN" background-player --socket="$XDG_RUNTIME_DIR/hark/lone.sock" --device=null
+wait_for 10 "the lone player's socket" test -S "$XDG_RUNTIME_DIR/hark/lone.sock"
+kill "$PID_lone"
+wait_for 10 "the lone player gone" eval '! alive "$PID_lone"'
+cmp -s "$state_file" "$E2E_DIR/state.before" || fail "a player given no queue rewrote state.json: $(cat "$state_file")"
+pass "a player that was given no queue leaves state.json as it was"

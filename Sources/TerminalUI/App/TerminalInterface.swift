@@ -25,6 +25,8 @@ public final class TerminalInterface: @unchecked Sendable {
     /// A line of news for the status line at start, when there is no problem to say first
     /// (attached again to a player that played on).
     public var greeting: String?
+    /// Why detaching is refused (a player no `hark` could come back to); nil: it is not.
+    public var detachRefusal: String?
     /// Tags and length of a file, read on the background thread.
     public var readTags: @Sendable (String) -> TrackInfo? = { _ in nil }
     /// The outputs for the route picker, listed on the background thread.
@@ -116,8 +118,9 @@ public final class TerminalInterface: @unchecked Sendable {
         done.resume(returning: loop.run())
       }
     }
+    // The last keys' requests reach the player before its owner says anything more to it (q).
     sink.finish()
-    forwarder.cancel()
+    await forwarder.value
     return ending
   }
 }
@@ -475,8 +478,12 @@ private final class InterfaceLoop {
     case .redraw: terminal.repaintAll()
     case .suspend: suspend(terminal)
     case .detach:
-      ending = .detach
-      exitStatus = 0
+      if let why = configuration.detachRefusal {
+        state.say(why, style: .warning, now: now)
+      } else {
+        ending = .detach
+        exitStatus = 0
+      }
     case .quit: exitStatus = 0
     case .interrupt: exitStatus = 128 + SIGINT
     }

@@ -25,7 +25,9 @@ struct Play: AsyncParsableCommand {
       valueName: "device"))
   var device: String?
 
+  // Unconditional: the value is negative ("--duck -12"), which would otherwise read as an option.
   @Option(
+    parsing: .unconditional,
     help: ArgumentHelp(
       "How far to lower the music under a navigation prompt; default: the config's, else -20.",
       valueName: "dB"))

@@ -67,27 +67,10 @@ enum InterfaceLauncher {
           "a hark player without an interface is already running; 'hark ctl', 'hark add' and "
             + "the media keys reach it ('hark open --new' starts another)")
       }
-      var stateDamaged = false
-      var restored: SavedState?
-      let stateFile = StateFile.standard
-      if let problem = stateFile?.prepare() {
-        startup.append(problem.prefix(1).uppercased() + problem.dropFirst())
-      }
-      if paths.isEmpty {
-        switch stateFile?.load() ?? .missing {
-        case .restored(let saved) where !saved.queue.isEmpty:
-          restored = saved
-        case .damaged(let why):
-          stateDamaged = true
-          startup.append(
-            "The saved queue '\(stateFile?.path ?? "state.json")' is damaged (\(why)); "
-              + "it is left as it is and the music folder is queued instead")
-        case .restored, .missing:
-          break
-        }
-      }
+      // The player restores the saved queue itself when nothing is named (and says if it is
+      // damaged), so that it never saves over a queue it was not given.
       do {
-        player = try place.start(device: device, duck: duck, stateDamaged: stateDamaged)
+        player = try place.start(device: device, duck: duck, restore: paths.isEmpty)
       } catch {
         die("\(error)")
       }
@@ -95,25 +78,13 @@ enum InterfaceLauncher {
       // interface draws.
       if !files.isEmpty {
         player.post(.add(files, play: autoplay))
-      } else if let s = restored {
-        player.post(
-          .restore(
-            paths: s.queue, current: s.current, position: s.position, shuffle: s.shuffle,
-            repeatMode: s.repeatMode))
-      } else {
+      } else if player.snapshot.queue.isEmpty {
         // Nothing named and nothing saved: the music folder is queued once the interface is
         // up (a library of 50,000 tracks takes a second or two to walk, which used to pass
         // before anything was drawn).
         startThread(named: "hark-queue") {
           let found = QueueLoader.load([musicFolder]).files.map(Folder.absolute)
           Task { await player.perform(.add(found, play: false)) }
-        }
-      }
-      if restored == nil {
-        // The config's defaults, where no saved queue says otherwise.
-        if settings.shuffle { player.post(.setShuffle(true)) }
-        if let mode = RepeatMode(rawValue: settings.repeatMode), mode != .off {
-          player.post(.setRepeat(mode))
         }
       }
     }
@@ -123,6 +94,11 @@ enum InterfaceLauncher {
     ui.bindings = bindings
     ui.startupMessages = startup
     ui.greeting = greeting
+    if place.lock == nil {
+      ui.detachRefusal =
+        "This player cannot be come back to (it was started with --new, or there is no "
+        + "$XDG_RUNTIME_DIR): q stops it"
+    }
     // Back with a player that played on: its queue, the track playing in it, is what it is.
     ui.startView = settings.startView == "queue" || greeting != nil ? .queue : .library
     // The index's tags where it has them (no file opened, no helper started), else the file's.
@@ -164,8 +140,12 @@ enum InterfaceLauncher {
       FileHandleStderr.write("hark: \(why)\n")
       exit(1)
     case .quit(let status):
-      // The terminal closed under a playing interface: the music goes on, as with Q.
-      if status == 128 + SIGHUP, settings.detachOnHangup, player.snapshot.state == .playing {
+      // The terminal closed under a playing interface (or one a call will resume): the music
+      // goes on, as with Q, where a `hark` can come back to it.
+      let snap = player.snapshot
+      let playing =
+        snap.state == .playing || (snap.pausedBy == .interruption && snap.willResume)
+      if status == 128 + SIGHUP, settings.detachOnHangup, playing, place.lock != nil {
         HarkLog.write("the terminal closed; the player (pid \(player.pid)) plays on")
         player.detach()
         exit(status)

@@ -37,23 +37,34 @@ struct PlayerPlace {
       socket: (folder ?? tmp) + "/player.sock", lock: nil, standardSocket: nil)
   }
 
+  /// Whether a player holds the lock at `path`.
+  private func lockIsHeld(_ path: String) -> Bool {
+    let fd = open(path, O_RDWR | O_CLOEXEC)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    if flock(fd, LOCK_EX | LOCK_NB) == 0 {
+      flock(fd, LOCK_UN)
+      return false
+    }
+    return true
+  }
+
   struct StartError: Error, CustomStringConvertible {
     let description: String
   }
 
   /// Starts the player's process (its output to hark.log) and attaches to it; should another
   /// player have taken the lock first, attaches to that one.
-  func start(device: String?, duck: Double?, stateDamaged: Bool) throws(StartError)
-    -> RemotePlayer
-  {
+  func start(device: String?, duck: Double?, restore: Bool) throws(StartError) -> RemotePlayer {
     guard let exe = executablePath() else {
       throw StartError(description: "cannot find the hark executable to start the player with")
     }
-    var arguments = ["background-player", "--socket", socket]
-    if let lock { arguments += ["--lock", lock] }
-    if let device { arguments += ["--device", device] }
-    if let duck { arguments += ["--duck", "\(duck)"] }
-    if stateDamaged { arguments.append("--state-damaged") }
+    // "--option=value": a value may start with "-" (a duck of -12 dB).
+    var arguments = ["background-player", "--socket=\(socket)"]
+    if let lock { arguments.append("--lock=\(lock)") }
+    if let device { arguments.append("--device=\(device)") }
+    if let duck { arguments.append("--duck=\(duck)") }
+    if restore { arguments.append("--restore") }
     // Its output goes to hark.log, or nowhere when the state folder cannot be written (the
     // interface says so).
     let log = StatePaths.log().flatMap { path -> String? in
@@ -71,20 +82,29 @@ struct PlayerPlace {
     // It listens within milliseconds; the greeting follows once it has registered with the
     // session server (which it may have had to start).
     let deadline = monotonicNanoseconds() + 15_000_000_000
+    var ended = false
     while monotonicNanoseconds() < deadline {
-      do { return try RemotePlayer.attach(to: socket, timeout: .seconds(15)) } catch {
-        if case .unexpected(let why) = error { throw StartError(description: why) }
+      let left = Int64(deadline - min(deadline, monotonicNanoseconds())) / 1_000_000_000
+      do { return try RemotePlayer.attach(to: socket, timeout: .seconds(max(1, left))) } catch {
+        if case .unexpected(let why) = error {
+          if !ended { kill(pid, SIGTERM) }
+          throw StartError(description: why)
+        }
       }
-      if kill(pid, 0) != 0 && errno == ESRCH {
-        // Ended: beaten to the lock by another (attach to it), or failed (hark.log says why).
-        if let player = try? RemotePlayer.attach(to: socket) { return player }
-        throw StartError(
-          description: "the player ended as it started; '\(StatePaths.log() ?? "hark.log")' "
-            + "says why")
+      if !ended, kill(pid, 0) != 0 && errno == ESRCH {
+        // Ended: beaten to the lock by another player, which may still be getting ready or on
+        // its way out (attach to it, or to the next), or failed (hark.log says why). Only the
+        // lock's holder can tell which: it is looked for until the deadline.
+        ended = true
+        guard let lock, lockIsHeld(lock) else {
+          throw StartError(
+            description: "the player ended as it started; '\(StatePaths.log() ?? "hark.log")' "
+              + "says why")
+        }
       }
       usleep(10_000)
     }
-    kill(pid, SIGTERM)
+    if !ended { kill(pid, SIGTERM) }
     throw StartError(description: "the player did not answer within 15 s")
   }
 }

@@ -32,12 +32,12 @@ struct BackgroundPlayerCommand: AsyncParsableCommand {
   @Option(help: "How far to lower the music under a navigation prompt, in dB.")
   var duck: Double?
 
-  @Flag(help: "The saved queue was damaged: set it aside before saving over it.")
-  var stateDamaged = false
+  @Flag(help: "Restore the queue saved when the player last ended.")
+  var restore = false
 
   func run() async throws {
     await BackgroundPlayer.run(
-      socket: socket, lock: lock, device: device, duck: duck, stateDamaged: stateDamaged)
+      socket: socket, lock: lock, device: device, duck: duck, restore: restore)
   }
 }
 
@@ -45,7 +45,7 @@ enum BackgroundPlayer {
   /// Exit status when another player holds the lock: the interface attaches to that one.
   static let taken: Int32 = 3
 
-  static func run(socket: String, lock: String?, device: String?, duck: Double?, stateDamaged: Bool)
+  static func run(socket: String, lock: String?, device: String?, duck: Double?, restore: Bool)
     async -> Never
   {
     StreamIdentity.announce(app: "player", role: .music)
@@ -78,9 +78,34 @@ enum BackgroundPlayer {
     configuration.holdSleep = { sleep.hold($0) }
     let player = Player(configuration: configuration, session: port ?? LocalSession())
 
+    // The saved queue is the player's to read, restore and save again: an interface that dies
+    // before handing it over cannot make the player save an empty queue over it.
+    let stateFile = StateFile.standard
+    if let problem = stateFile?.prepare() {
+      lines.append(problem.prefix(1).uppercased() + problem.dropFirst())
+    }
+    var saved: SavedState?
+    var stateDamaged = false
+    if restore {
+      switch stateFile?.load() ?? .missing {
+      case .restored(let s) where !s.queue.isEmpty: saved = s
+      case .damaged(let why):
+        stateDamaged = true
+        lines.append(
+          "The saved queue '\(stateFile?.path ?? "state.json")' is damaged (\(why)); "
+            + "it is left as it is and the music folder is queued instead")
+      case .restored, .missing: break
+      }
+    }
+    // Saved at the end only once it has had a queue (restored, or given): a player that ends
+    // before it was given anything leaves the file as it was.
+    let hadQueue = Mutex(saved != nil)
+    player.observe { snapshot, _ in
+      if !snapshot.queue.isEmpty { hadQueue.withLock { $0 = true } }
+    }
+
     // What is saved is the queue as it was when the player was told to end, before stopping
-    // moved anything.
-    // And why it ended, for the interfaces that did not ask.
+    // moved anything; and why it ended, for the interfaces that did not ask.
     let kept = Mutex<(state: SavedState, why: String)?>(nil)
     let end: @Sendable (String) -> Void = { why in
       kept.withLock {
@@ -115,13 +140,27 @@ enum BackgroundPlayer {
     let forwarders = port?.connect(to: player) ?? []
     let mpris = startMPRIS(for: player)
     sleep.start(for: player)
+    let running = Task { await player.run() }
+    if let s = saved {
+      await player.perform(
+        .restore(
+          paths: s.queue, current: s.current, position: s.position, shuffle: s.shuffle,
+          repeatMode: s.repeatMode))
+    } else {
+      // The config's defaults, where no saved queue says otherwise.
+      if settings.shuffle { await player.perform(.setShuffle(true)) }
+      if let mode = RepeatMode(rawValue: settings.repeatMode), mode != .off {
+        await player.perform(.setRepeat(mode))
+      }
+    }
+    // Interfaces that connected meanwhile wait in the backlog, and see it restored.
     service.start()
     HarkLog.write("the player serves interfaces at '\(socket)'")
-    await player.run()
+    await running.value
 
     var problem: String?
     let ended = kept.withLock { $0 }
-    if let saved = ended?.state, let file = StateFile.standard {
+    if let saved = ended?.state, hadQueue.withLock({ $0 }), let file = stateFile {
       if stateDamaged, let aside = file.setAside() {
         HarkLog.write("the damaged state file was moved to '\(aside)'")
       }
