@@ -6,6 +6,8 @@ public struct LineFramer: Sendable {
 
   private var buffer: [UInt8] = []
   private var start = 0
+  /// Bytes from `start` up to here hold no newline.
+  private var scanned = 0
   public let limit: Int
 
   public init(limit: Int = maximumMessageBytes) {
@@ -21,9 +23,12 @@ public struct LineFramer: Sendable {
   /// The next complete line without its newline (a trailing carriage return is kept out too),
   /// nil when no complete line is buffered, or `Overflow` when the unfinished line is too long.
   public mutating func nextLine() throws(Overflow) -> ArraySlice<UInt8>? {
-    guard let newline = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) else {
+    // Where the last look stopped: a line of megabytes read 64 KiB at a time is scanned once,
+    // not once per read.
+    guard let newline = buffer[max(start, scanned)...].firstIndex(of: UInt8(ascii: "\n")) else {
       if buffer.count - start >= limit { throw Overflow() }
       compact()
+      scanned = buffer.count
       return nil
     }
     if newline - start >= limit { throw Overflow() }
@@ -31,6 +36,7 @@ public struct LineFramer: Sendable {
     if end > start, buffer[end - 1] == UInt8(ascii: "\r") { end -= 1 }
     let line = buffer[start..<end]
     start = newline + 1
+    scanned = start
     return line
   }
 
@@ -40,6 +46,7 @@ public struct LineFramer: Sendable {
   private mutating func compact() {
     if start > 0 {
       buffer.removeFirst(start)
+      scanned = max(0, scanned - start)
       start = 0
     }
   }
