@@ -16,6 +16,32 @@ import Testing
     #expect(try f.nextLine().map { Array($0) } == Array("f".utf8))
   }
 
+  /// However the bytes are split into reads (and lines are taken between them or not), the
+  /// same lines come out: the framer's memory of where it stopped looking never skips a newline.
+  @Test func anySplitGivesTheSameLines() throws {
+    var rng = SystemRandomNumberGenerator()
+    for _ in 0..<300 {
+      let lines = (0..<Int.random(in: 1...12, using: &rng)).map { _ in
+        String(repeating: "x", count: Int.random(in: 0...300, using: &rng))
+          + (Bool.random(using: &rng) ? "\r" : "")
+      }
+      let bytes = Array(lines.map { $0 + "\n" }.joined().utf8)
+      var f = LineFramer(limit: 1000)
+      var got: [String] = []
+      var at = 0
+      while at < bytes.count {
+        let n = Int.random(in: 1...200, using: &rng)
+        f.append(bytes[at..<min(bytes.count, at + n)])
+        at += n
+        while Bool.random(using: &rng), let line = try f.nextLine() {
+          got.append(String(decoding: line, as: UTF8.self))
+        }
+      }
+      while let line = try f.nextLine() { got.append(String(decoding: line, as: UTF8.self)) }
+      #expect(got == lines.map { $0.hasSuffix("\r") ? String($0.dropLast()) : $0 })
+    }
+  }
+
   @Test func anUnfinishedLineAtTheLimitOverflows() {
     var f = LineFramer(limit: 8)
     f.append([UInt8](repeating: 0x61, count: 8))
