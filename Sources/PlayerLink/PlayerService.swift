@@ -44,6 +44,7 @@ public final class PlayerService: Sendable {
   private let clients = Mutex<[Int: LinkClient]>([:])
   private let ended = Atomic<Bool>(false)
   private let started = Atomic<Bool>(false)
+  private let accepting = Atomic<Bool>(true)
   private let nextClient = Atomic<Int>(0)
   private let log: @Sendable (String) -> Void
   static let mostClients = 32
@@ -140,12 +141,20 @@ public final class PlayerService: Sendable {
 
   // MARK: Accepting
 
+  /// Takes no new interface from now on (the player is on its way out: a `hark` started now
+  /// starts a player of its own, once this one has gone, rather than attach to one that ends).
+  public func stopAccepting() {
+    guard accepting.exchange(false, ordering: .acquiringAndReleasing) else { return }
+    unlink(socketPath)
+    wake.wake()
+  }
+
   private func acceptLoop() {
     var fds = [
       pollfd(fd: listener, events: Int16(POLLIN), revents: 0),
       pollfd(fd: wake.readFD, events: Int16(POLLIN), revents: 0),
     ]
-    while !ended.load(ordering: .acquiring) {
+    while !ended.load(ordering: .acquiring) && accepting.load(ordering: .acquiring) {
       fds[0].revents = 0
       fds[1].revents = 0
       if poll(&fds, 2, -1) < 0 {
@@ -242,6 +251,7 @@ public final class PlayerService: Sendable {
         answer(.done(id: id))
       }
     case .quit:
+      stopAccepting()
       onQuit()
     }
   }

@@ -172,3 +172,22 @@ kill "$PID_lone"
 wait_for 10 "the lone player gone" eval '! alive "$PID_lone"'
 cmp -s "$state_file" "$E2E_DIR/state.before" || fail "a player given no queue rewrote state.json: $(cat "$state_file")"
 pass "a player that was given no queue leaves state.json as it was"
+
+# --- q in one window and `hark` at once in another: the second does not attach to the player on
+# its way out; it gets a player of its own with the saved queue, once the first has gone.
+window eighth
+keys "clear; '$HARK_BIN'; echo \"hark-exit=\$?\"" Enter
+expect_screen "Queue (3)" 10
+first=$(player_pid)
+window ninth
+TARGET="$SESSION:eighth"
+keys q
+TARGET="$SESSION:ninth"
+keys "clear; '$HARK_BIN'; echo \"hark-exit=\$?\"" Enter
+expect_screen "Queue (3)" 15
+screen_has "hark-exit" && fail "the second interface ended: $(screen_text)"
+wait_until 5 "another player" '[ "$(player_pid)" != "$first" ]'
+alive "$(player_pid)" || fail "no player serves the second interface"
+keys q
+expect_screen "hark-exit=0"
+pass "q and hark at once: the second interface got a player of its own, the queue restored"

@@ -72,13 +72,16 @@ struct PlayerPlace {
       makeDirectories(folder)
       return access(folder, W_OK) == 0 ? path : nil
     }
-    let pid: pid_t
-    do {
-      pid = try spawnDetached(
-        executable: exe, arguments: arguments, outputPath: log, detachment: .newSession)
-    } catch {
-      throw StartError(description: "cannot start the player: \(error.reason.lowercased())")
+    func spawn() throws(StartError) -> pid_t {
+      do {
+        return try spawnDetached(
+          executable: exe, arguments: arguments, outputPath: log, detachment: .newSession)
+      } catch {
+        throw StartError(description: "cannot start the player: \(error.reason.lowercased())")
+      }
     }
+    var pid = try spawn()
+    var spawns = 1
     // It listens within milliseconds; the greeting follows once it has registered with the
     // session server (which it may have had to start).
     let deadline = monotonicNanoseconds() + 15_000_000_000
@@ -101,6 +104,12 @@ struct PlayerPlace {
             description: "the player ended as it started; '\(StatePaths.log() ?? "hark.log")' "
               + "says why")
         }
+      } else if ended, let lock, !lockIsHeld(lock), spawns < 3 {
+        // The player that held the lock has gone without taking us in (it was quitting): this
+        // one's own, again.
+        pid = try spawn()
+        spawns += 1
+        ended = false
       }
       usleep(10_000)
     }
