@@ -37,12 +37,12 @@ grep -qF "indexed '$music': 18 tracks (18 read, 0 removed)" "$E2E_DIR/scan1.txt"
   || fail "first scan: $(cat "$E2E_DIR/scan1.txt" "$E2E_DIR/scan1.err")"
 grep -qF "indexing: 18 of 18 files read" "$E2E_DIR/scan1.err" || fail "no progress: $(cat "$E2E_DIR/scan1.err")"
 [ -s "$HOME/.cache/hark/library.sqlite3" ] || fail "no index in \$XDG_CACHE_HOME/hark"
-hark library scan "$music" | grep -qF "18 tracks (0 read, 0 removed)" || fail "a rescan read files again"
+grep -qF "18 tracks (0 read, 0 removed)" <<<"$(hark library scan "$music")" || fail "a rescan read files again"
 changed=$(ls "$music/Daft Punk/2002 Album 2/3."*)
 ffmpeg -nostdin -v error -y -i "$changed" -c copy -map_metadata 0 -metadata title="Retitled" \
   "$E2E_DIR/retagged.${changed##*.}"
 mv "$E2E_DIR/retagged.${changed##*.}" "$changed"
-hark library scan "$music" | grep -qF "18 tracks (1 read, 0 removed)" || fail "a changed file was not all a rescan read"
+grep -qF "18 tracks (1 read, 0 removed)" <<<"$(hark library scan "$music")" || fail "a changed file was not all a rescan read"
 hark library search ZOE 2002 >"$E2E_DIR/search.txt"
 [ "$(wc -l <"$E2E_DIR/search.txt")" -eq 3 ] || fail "search 'ZOE 2002': $(cat "$E2E_DIR/search.txt")"
 grep -q "^Zoë Keating — Zoë Keating 2.1 — Zoë Keating Album 2 (2002)" "$E2E_DIR/search.txt" \
@@ -61,7 +61,7 @@ expect_screen "Artists/"
 tmux_ send-keys -t "$SESSION" Down Enter
 expect_header "Artists"
 expect_screen "Zoë Keating/"
-screen_text | grep -A3 -F "../" | grep -qF "Daft Punk/" || fail "artists A–Z: $(screen_text)"
+grep -A3 -F "../" <<<"$(screen_text)" | grep -qF "Daft Punk/" || fail "artists A–Z: $(screen_text)"
 tmux_ send-keys -t "$SESSION" Down Down Enter
 expect_screen "Artists › Sigur Rós"
 expect_screen "2001  Sigur Rós Album 1/"
@@ -90,7 +90,7 @@ for track in 1 2; do
     "$E2E_DIR/incoming/$track.flac"
 done
 mv "$E2E_DIR/incoming" "$music/Aphex Twin"
-wait_until 15 "the new album in the index" 'hark library search late arrival | grep -q "New 2"'
+wait_until 15 "the new album in the index" 'grep -q "New 2" <<<"$(hark library search late arrival)"'
 tmux_ send-keys -t "$SESSION" Escape
 tmux_ send-keys -t "$SESSION" 1
 tmux_ send-keys -t "$SESSION" BSpace BSpace BSpace

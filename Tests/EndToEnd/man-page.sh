@@ -77,7 +77,7 @@ outside=$(cd "$root" && git grep -nE 'SPEC\.md|STYLE\.md|\.\./shared|/work/' -- 
 for g in $(seq 1 20); do
   grep -qE "^#+ .*\bG$g\b" "$root/docs/MANNERS.md" || fail "docs/MANNERS.md has no heading for G$g"
 done
-"$HARK_BIN" --help | grep -qF "docs/MANNERS.md" || fail "hark --help does not cite docs/MANNERS.md"
+grep -qF "docs/MANNERS.md" <<<"$("$HARK_BIN" --help)" || fail "hark --help does not cite docs/MANNERS.md"
 grep -qF "docs/MANNERS.md" "$man_page" || fail "the man page does not cite docs/MANNERS.md"
 pass "the rules G1-G20 are docs/MANNERS.md, cited by --help and the man page; nothing cites a file outside the repository"
 

@@ -77,9 +77,9 @@ foreign=$(printf '%s\n' "$links" | grep '^pipe:' | sort | uniq -u)
 pass "the server is detached (own session, no terminal, no pipes) and its files are private"
 
 # --- --stop stops it, and says so when there is none.
-"$HARK_BIN" session-server --stop | grep -q "stopped the session server (pid $spid)" || fail "--stop"
+grep -q "stopped the session server (pid $spid)" <<<"$("$HARK_BIN" session-server --stop)" || fail "--stop"
 alive "$spid" && fail "the server is still alive after --stop"
-"$HARK_BIN" session-server --stop | grep -q "no session server is running" || fail "--stop with none"
+grep -q "no session server is running" <<<"$("$HARK_BIN" session-server --stop)" || fail "--stop with none"
 pass "'session-server --stop' stops the server, and is harmless when none runs"
 
 # --- A pipeline whose first command autospawns the server still ends: the server holds no pipe.

@@ -53,7 +53,7 @@ pass "G18: after the assistant 'hark ctl play' reached the paused music, which p
 
 # --- G2: silent mode mutes a game (soloAmbient) but never the music (playback).
 kill -INT "$PID_music" "$PID_music2"; wait "$PID_music" "$PID_music2" || true
-hark silent on | grep -q "silent mode on"
+grep -q "silent mode on" <<<"$(hark silent on)"
 start game hark simulate game --seconds 30
 expect_field game category '"soloAmbient"'
 expect_field game muted true
@@ -62,7 +62,7 @@ start music3 hark simulate music --seconds 30
 wait_for 5 "music3 registered" bash -c "\"$HARK_BIN\" status --json | grep -q '\"pid\":$PID_music3'"
 [ "$(status_query "[x['muted'] for x in s['sessions'] if x['pid']==$PID_music3][0]")" = False ] \
   || fail "silent mode muted playback"
-hark silent | grep -q "silent mode is on"
+grep -q "silent mode is on" <<<"$(hark silent)"
 hark silent off >/dev/null
 expect_log game "silent mode off"
 expect_field game muted false
@@ -70,9 +70,9 @@ pass "G2: silent mode muted the game and not the music; turning it off unmuted t
 kill -INT "$PID_game"; wait "$PID_game" || true
 
 # --- G4/G5/G6: simulated routes reach every session as real ones will.
-hark route plug headphones | grep -q "output is now Headphones"
+grep -q "output is now Headphones" <<<"$(hark route plug headphones)"
 expect_log music3 "route changed: Speakers -> Headphones (newDeviceAvailable)"
-hark route list | grep -q '^\* Headphones (headphones)'
+grep -q '^\* Headphones (headphones)' <<<"$(hark route list)"
 hark route unplug headphones >/dev/null
 expect_log music3 "route changed: Headphones -> Speakers (oldDeviceUnavailable)"
 expect_log music3 "paused: 'Headphones' went away"

@@ -16,7 +16,7 @@ tmux_start() {
 }
 
 screen_text() { tmux_ capture-pane -p -t "${TARGET:-$SESSION}"; }
-screen_has() { screen_text | grep -qF -- "$1"; }
+screen_has() { grep -qF -- "$1" <<<"$(screen_text)"; }
 # expect_screen TEXT [SECONDS]: waits for TEXT on the screen; on failure prints the screen.
 expect_screen() {
   local deadline=$((SECONDS + ${2:-5} + 1))

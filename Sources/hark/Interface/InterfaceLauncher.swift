@@ -62,7 +62,10 @@ enum InterfaceLauncher {
         + "q stops it, \(bindings.keyNames(.detach).first ?? "Q") leaves it "
         + (playing ? "playing" : "as it is")
     } else {
-      if !new, paths.isEmpty, await HandOver.playerIsRunning() {
+      // A player that holds the lock but took us in no more is on its way out (quit a moment
+      // ago): ours starts once it has gone. Another, without an interface's socket, is one the
+      // user started headless (--new): not a second beside it.
+      if !new, paths.isEmpty, !place.lockIsHeld, await HandOver.playerIsRunning() {
         die(
           "a hark player without an interface is already running; 'hark ctl', 'hark add' and "
             + "the media keys reach it ('hark open --new' starts another)")

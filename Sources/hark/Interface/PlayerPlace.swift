@@ -37,6 +37,9 @@ struct PlayerPlace {
       socket: (folder ?? tmp) + "/player.sock", lock: nil, standardSocket: nil)
   }
 
+  /// Whether a player holds the user's player lock (none for a private place).
+  var lockIsHeld: Bool { lock.map(lockIsHeld) ?? false }
+
   /// Whether a player holds the lock at `path`.
   private func lockIsHeld(_ path: String) -> Bool {
     let fd = open(path, O_RDWR | O_CLOEXEC)
