@@ -54,9 +54,9 @@ let package = Package(
     // The FFmpeg helper: decodes what libsndfile cannot (AAC, ALAC, WavPack, WMA, ...) in a
     // process of its own and writes float frames to stdout, so that FFmpeg is never loaded
     // into the player and a crash or a hang in it cannot take the player down.
-    .executableTarget(name: "hark-ffmpeg", dependencies: ["CFFmpeg", "Platform"]),
+    .executableTarget(name: "hark-ffmpeg", dependencies: ["CFFmpeg", "CHarkSys", "Platform"]),
     // Decoding through the hark-ffmpeg helper: spawns it, reads its frames, kills it on trouble.
-    .target(name: "FFmpegDecoder", dependencies: ["AudioCore", "Platform"]),
+    .target(name: "FFmpegDecoder", dependencies: ["AudioCore", "CHarkSys", "Platform"]),
     .systemLibrary(
       name: "CTagLib", pkgConfig: "taglib_c", providers: [.apt(["libtagc0-dev"])]),
     .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),

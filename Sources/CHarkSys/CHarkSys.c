@@ -4,6 +4,16 @@
 #include <sys/socket.h>
 #include <fcntl.h>
 #include <unistd.h>
+#include <errno.h>
+#include <string.h>
+#include <sys/syscall.h>
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
 
 int chs_peer_credentials(int fd, uid_t *uid, pid_t *pid) {
   struct ucred cred;
@@ -25,3 +35,74 @@ int chs_accept_nonblocking(int fd) { return accept4(fd, NULL, NULL, SOCK_CLOEXEC
 void chs_line_buffer_stdout(void) { setvbuf(stdout, NULL, _IOLBF, 0); }
 
 int chs_pipe_nonblocking_cloexec(int fds[2]) { return pipe2(fds, O_NONBLOCK | O_CLOEXEC); }
+
+int chs_send_with_descriptors(int socket, const void *bytes, size_t count, const int *fds,
+                              int fdCount) {
+  struct iovec io = {.iov_base = (void *)bytes, .iov_len = count};
+  char control[CMSG_SPACE(sizeof(int) * CHS_MOST_DESCRIPTORS)];
+  memset(control, 0, sizeof control);
+  struct msghdr message = {.msg_iov = &io, .msg_iovlen = 1};
+  if (fdCount < 0 || fdCount > CHS_MOST_DESCRIPTORS) {
+    errno = EINVAL;
+    return -1;
+  }
+  if (fdCount > 0) {
+    message.msg_control = control;
+    message.msg_controllen = CMSG_SPACE(sizeof(int) * fdCount);
+    struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+    header->cmsg_level = SOL_SOCKET;
+    header->cmsg_type = SCM_RIGHTS;
+    header->cmsg_len = CMSG_LEN(sizeof(int) * fdCount);
+    memcpy(CMSG_DATA(header), fds, sizeof(int) * fdCount);
+  }
+  ssize_t sent;
+  do {
+    sent = sendmsg(socket, &message, MSG_NOSIGNAL);
+  } while (sent < 0 && errno == EINTR);
+  return sent < 0 ? -1 : (int)sent;
+}
+
+ssize_t chs_receive_with_descriptors(int socket, void *bytes, size_t capacity, int *fds,
+                                     int *fdCount) {
+  struct iovec io = {.iov_base = bytes, .iov_len = capacity};
+  char control[CMSG_SPACE(sizeof(int) * CHS_MOST_DESCRIPTORS)];
+  struct msghdr message = {
+      .msg_iov = &io, .msg_iovlen = 1, .msg_control = control, .msg_controllen = sizeof control};
+  *fdCount = 0;
+  ssize_t got;
+  do {
+    got = recvmsg(socket, &message, MSG_CMSG_CLOEXEC);
+  } while (got < 0 && errno == EINTR);
+  if (got < 0) return -1;
+  for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header != NULL;
+       header = CMSG_NXTHDR(&message, header)) {
+    if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) continue;
+    int n = (int)((header->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+    for (int i = 0; i < n; i++) {
+      int fd;
+      memcpy(&fd, CMSG_DATA(header) + i * sizeof(int), sizeof fd);
+      if (*fdCount < CHS_MOST_DESCRIPTORS) {
+        fds[(*fdCount)++] = fd;
+      } else {
+        close(fd);
+      }
+    }
+  }
+  if (message.msg_flags & (MSG_CTRUNC | MSG_TRUNC)) {
+    for (int i = 0; i < *fdCount; i++) close(fds[i]);
+    *fdCount = 0;
+    errno = EMSGSIZE;
+    return -1;
+  }
+  return got;
+}
+
+int chs_socketpair_seqpacket(int fds[2]) {
+  return socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds);
+}
+
+int chs_pidfd_open(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
+
+int chs_pidfd_send_signal(int pidfd, int signal) {
+  return (int)syscall(SYS_pidfd_send_signal, pidfd, signal, NULL, 0);
+}

@@ -23,6 +23,9 @@ public final class FFmpegFile: AudioDecoder {
   /// track, disc, date, genre).
   public let tags: [String: String]
   private let helperPath: String
+  /// Whether helpers are started through the fork server: the installed hark-ffmpeg's are; one
+  /// named by the caller (a test's stand-in) is spawned as it is.
+  private let served: Bool
   private let answerTimeout: Duration
   /// The helper of the current run; replaced by `seek` (decode thread).
   private var run: HelperRun
@@ -39,9 +42,15 @@ public final class FFmpegFile: AudioDecoder {
   /// PATH. Throws with plain words when the file is missing, not a regular file, or not audio
   /// FFmpeg can read, when no helper is installed, and when it crashes or stops answering for
   /// `answerTimeout`.
-  public init(path: String, helper: String? = nil, answerTimeout: Duration = .seconds(10))
-    throws(DecodeError)
-  {
+  public convenience init(
+    path: String, helper: String? = nil, answerTimeout: Duration = .seconds(10)
+  ) throws(DecodeError) {
+    try self.init(path: path, helper: helper, served: helper == nil, answerTimeout: answerTimeout)
+  }
+
+  /// `served`: whether its helpers come from the helper's fork server (tests give a copy of
+  /// hark-ffmpeg a server of its own, to kill it).
+  init(path: String, helper: String?, served: Bool, answerTimeout: Duration) throws(DecodeError) {
     try Self.refuseUnplayable(path)
     guard let helperPath = helper ?? Self.installedHelper() else {
       throw DecodeError(
@@ -49,8 +58,9 @@ public final class FFmpegFile: AudioDecoder {
     }
     self.path = path
     self.helperPath = helperPath
+    self.served = served
     self.answerTimeout = answerTimeout
-    let started = try Self.start(helperPath, path, startFrame: 0)
+    let started = try Self.start(helperPath, path, startFrame: 0, served: served)
     let header = try Self.readHeader(started, answerTimeout)
     self.run = started
     format = header.format
@@ -92,7 +102,7 @@ public final class FFmpegFile: AudioDecoder {
     run.process.kill()
     ending = nil
     do throws(DecodeError) {
-      run = try Self.start(helperPath, path, startFrame: max(0, frame))
+      run = try Self.start(helperPath, path, startFrame: max(0, frame), served: served)
       let header = try Self.readHeader(run, answerTimeout)
       guard header.format == format else {
         throw DecodeError(
@@ -134,13 +144,13 @@ public final class FFmpegFile: AudioDecoder {
   // MARK: Starting
 
   /// Starts hark-ffmpeg on `path` from `startFrame`.
-  private static func start(_ helperPath: String, _ path: String, startFrame: Int)
+  private static func start(_ helperPath: String, _ path: String, startFrame: Int, served: Bool)
     throws(DecodeError) -> HelperRun
   {
     var arguments = ["--lifeline"]
     if startFrame > 0 { arguments += ["--start-frame", String(startFrame)] }
     arguments += ["--", path]
-    return try HelperRun.start(helperPath, arguments, path: path)
+    return try HelperRun.start(helperPath, arguments, path: path, served: served)
   }
 
   /// Reads the helper's header, waiting at most `timeout` for it: killed when it stops

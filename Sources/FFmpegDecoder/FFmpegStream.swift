@@ -43,6 +43,8 @@ public final class FFmpegStream: AudioDecoder {
   }
 
   private let helperPath: String
+  /// Whether helpers are started through the fork server (the installed one's are).
+  private let served: Bool
   private let timing: Timing
   private var phase: Phase
   private var state: LiveState
@@ -75,8 +77,9 @@ public final class FFmpegStream: AudioDecoder {
     }
     self.path = url
     self.helperPath = helperPath
+    served = helper == nil
     self.timing = timing
-    let run = try Self.connect(helperPath, url)
+    let run = try Self.connect(helperPath, url, served: served)
     let header: HelperHeader
     switch try run.readHeader(timeout: timing.answer, finishTimeout: timing.answer) {
     case .header(let h): header = h
@@ -105,7 +108,7 @@ public final class FFmpegStream: AudioDecoder {
       return 0
     case .waiting(let until):
       if now >= until {
-        phase = .connecting(try Self.connect(helperPath, path), since: now)
+        phase = .connecting(try Self.connect(helperPath, path, served: served), since: now)
       }
       return 0
     case .connecting(let run, let since):
@@ -202,10 +205,11 @@ public final class FFmpegStream: AudioDecoder {
     state.reconnecting = reason
   }
 
-  private static func connect(_ helperPath: String, _ url: String) throws(DecodeError) -> HelperRun
+  private static func connect(_ helperPath: String, _ url: String, served: Bool)
+    throws(DecodeError) -> HelperRun
   {
     try HelperRun.start(
-      helperPath, ["--lifeline", "--stream", "--", url], path: url, events: true)
+      helperPath, ["--lifeline", "--stream", "--", url], path: url, events: true, served: served)
   }
 
   // MARK: What is on

@@ -25,6 +25,10 @@ enum Arrival: Equatable {
 /// lifeline (its stdin: it exits when that closes, so it never outlives us). Owns the
 /// descriptors; kills (SIGKILL) and reaps the process in `deinit` if it is still there.
 ///
+/// Either our child (posix_spawn) or, when started through the helper's fork server
+/// (HelperServer), the server's: then the server reaps it and writes its wait status to a pipe
+/// of ours (`statusPipe`), which stands in for waitpid.
+///
 /// Used from one thread at a time (the decoder's).
 final class HelperProcess {
   let pid: pid_t
@@ -40,19 +44,26 @@ final class HelperProcess {
   private(set) var termination: Termination?
   /// The end of what it wrote to stderr: FFmpeg's log if asked for, then its one line.
   private var errorText: [UInt8] = []
+  /// For a child of the fork server: the read end of the pipe its wait status comes on. -1 for
+  /// our own child (and once the status has come).
+  private var statusPipe: Int32
 
-  private init(pid: pid_t, output: Int32, errors: Int32, lifeline: Int32, events: Int32) {
+  private init(
+    pid: pid_t, output: Int32, errors: Int32, lifeline: Int32, events: Int32,
+    statusPipe: Int32 = -1
+  ) {
     self.pid = pid
     self.output = output
     self.errors = errors
     self.lifeline = lifeline
     self.events = events
+    self.statusPipe = statusPipe
     errorText.reserveCapacity(Self.errorTextLimit)
   }
 
   deinit {
     kill()
-    for fd in [output, errors, lifeline, events] where fd >= 0 { close(fd) }
+    for fd in [output, errors, lifeline, events, statusPipe] where fd >= 0 { close(fd) }
   }
 
   private static let errorTextLimit = 4_096
@@ -61,10 +72,14 @@ final class HelperProcess {
   /// us, in a process group of its own (the terminal's ^C and ^Z are the player's to handle),
   /// with default signal handling and nothing blocked; with `events`, its descriptor 3 is a
   /// fourth pipe to us (`takeEventLines`). Throws the error number when the pipes cannot be
-  /// made or posix_spawn fails (ENOENT, EACCES).
-  static func start(_ executable: String, _ arguments: [String], events: Bool = false)
-    throws(SpawnFailure) -> HelperProcess
-  {
+  /// made or posix_spawn fails (ENOENT, EACCES). With `served`, it is started through
+  /// `executable`'s fork server (HelperServer) where one can be had, and spawned otherwise.
+  static func start(
+    _ executable: String, _ arguments: [String], events: Bool = false, served: Bool = false
+  ) throws(SpawnFailure) -> HelperProcess {
+    if served, let process = startServed(executable, arguments, events: events) {
+      return process
+    }
     var pipes: [(read: Int32, write: Int32)] = []
     func closeAll() { for p in pipes { close(p.read); close(p.write) } }
     for _ in 0..<(events ? 4 : 3) {
@@ -130,6 +145,35 @@ final class HelperProcess {
       events: events ? pipes[3].read : -1)
   }
 
+  /// `start` through the fork server: the same pipes, and one more for its status. Nil when
+  /// the server cannot start it (none to be had, or fork failed there).
+  private static func startServed(_ executable: String, _ arguments: [String], events: Bool)
+    -> HelperProcess?
+  {
+    var pipes: [(read: Int32, write: Int32)] = []
+    for _ in 0..<(events ? 5 : 4) {
+      guard let p = makePipe() else {
+        for p in pipes { close(p.read); close(p.write) }
+        return nil
+      }
+      pipes.append(p)
+    }
+    // Its lifeline is the one it reads; it writes the others.
+    let theirs = pipes.indices.map { $0 == 1 ? pipes[$0].read : pipes[$0].write }
+    let ours = pipes.indices.map { $0 == 1 ? pipes[$0].write : pipes[$0].read }
+    _ = fcntl(ours[2], setPipeSize, Int32(1 << 20))
+    _ = fcntl(ours[2], F_SETFL, fcntl(ours[2], F_GETFL) | O_NONBLOCK)
+    let pid = HelperServer.spawn(executable, arguments, descriptors: theirs)
+    for fd in theirs { close(fd) }
+    guard let pid else {
+      for fd in ours { close(fd) }
+      return nil
+    }
+    return HelperProcess(
+      pid: pid, output: ours[2], errors: ours[3], lifeline: ours[1],
+      events: events ? ours[4] : -1, statusPipe: ours[0])
+  }
+
   /// Reads up to `count` bytes of its stdout into `bytes`, waiting for them at most `timeout`
   /// (its stderr and events are collected meanwhile, so that it never blocks on a full pipe).
   func read(into bytes: UnsafeMutableRawPointer, count: Int, timeout: Duration) -> Arrival {
@@ -178,6 +222,11 @@ final class HelperProcess {
       if ready < 0 && errno != EINTR { break }
       if ready > 0 { collectErrors() }
     }
+    if statusPipe >= 0 {
+      termination = takeStatus(waitingMilliseconds: deadline.remainingMilliseconds())
+      if termination == nil { kill() }
+      return termination ?? .unknown
+    }
     while termination == nil {
       var status: Int32 = 0
       let rc = waitpid(pid, &status, WNOHANG)
@@ -204,6 +253,16 @@ final class HelperProcess {
   /// SIGKILL and reap, unless already reaped.
   func kill() {
     guard termination == nil else { return }
+    if statusPipe >= 0 {
+      // Ended already (the server has said so): nothing to kill, and its pid may be another's.
+      if let status = takeStatus(waitingMilliseconds: 0) {
+        termination = status
+        return
+      }
+      _ = Glibc.kill(pid, SIGKILL)
+      termination = takeStatus(waitingMilliseconds: 5_000) ?? .unknown
+      return
+    }
     _ = Glibc.kill(pid, SIGKILL)
     var status: Int32 = 0
     var rc: pid_t
@@ -263,6 +322,25 @@ final class HelperProcess {
       errorText.removeFirst(min(errorText.count, errorText.count + n - Self.errorTextLimit))
     }
     withUnsafeBytes(of: &chunk) { errorText.append(contentsOf: $0.prefix(n)) }
+  }
+
+  /// A fork server's child: its status from the status pipe, waiting for it at most
+  /// `waitingMilliseconds`; nil when it has not come by then. The pipe closed without one (the
+  /// server ended first) is `.unknown`. The pipe is closed once it has answered.
+  private func takeStatus(waitingMilliseconds: Int32) -> Termination? {
+    var ready = pollfd(fd: statusPipe, events: Int16(POLLIN), revents: 0)
+    var polled: Int32
+    repeat { polled = poll(&ready, 1, waitingMilliseconds) } while polled < 0 && errno == EINTR
+    guard polled > 0 else { return nil }
+    var status: Int32 = 0
+    var got: Int
+    repeat {
+      got = Glibc.read(statusPipe, &status, MemoryLayout<Int32>.size)
+    } while got < 0
+      && errno == EINTR
+    close(statusPipe)
+    statusPipe = -1
+    return got == MemoryLayout<Int32>.size ? Self.termination(status) : .unknown
   }
 
   private static func termination(_ status: Int32) -> Termination {

@@ -175,12 +175,16 @@ final class HelperRun {
     }
   }
 
-  /// Starts `helperPath arguments…`; the reasons a start fails, in the user's words.
+  /// Starts `helperPath arguments…` (through its fork server when `served`); the reasons a
+  /// start fails, in the user's words.
   static func start(
-    _ helperPath: String, _ arguments: [String], path: String, events: Bool = false
+    _ helperPath: String, _ arguments: [String], path: String, events: Bool = false,
+    served: Bool
   ) throws(DecodeError) -> HelperRun {
     do throws(SpawnFailure) {
-      return HelperRun(try HelperProcess.start(helperPath, arguments, events: events), path: path)
+      let process = try HelperProcess.start(
+        helperPath, arguments, events: events, served: served)
+      return HelperRun(process, path: path)
     } catch {
       let detail = "\(helperPath): \(String(cString: strerror(error.code)))"
       let reason =

@@ -11,13 +11,13 @@ public enum Detachment: Sendable {
   case newProcessGroup
 }
 
-/// Starts `executable arguments…` detached: stdin from /dev/null, stdout and stderr appended to
+/// Starts `executable arguments…` detached: stdin from /dev/null (or `stdin`), stdout and stderr appended to
 /// `outputPath` (created 0600; /dev/null when nil), no other descriptor of ours, signal
 /// dispositions and mask as a fresh process has them. A thread reaps it when it exits, so it
 /// never lingers as a zombie of a long-lived parent. Returns its pid.
 public func spawnDetached(
   executable: String, arguments: [String], outputPath: String?,
-  detachment: Detachment = .newSession
+  detachment: Detachment = .newSession, stdin: Int32? = nil
 ) throws(SystemError) -> pid_t {
   var actions = posix_spawn_file_actions_t()
   posix_spawn_file_actions_init(&actions)
@@ -26,7 +26,11 @@ public func spawnDetached(
   posix_spawnattr_init(&attributes)
   defer { posix_spawnattr_destroy(&attributes) }
 
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+  if let stdin {
+    posix_spawn_file_actions_adddup2(&actions, stdin, 0)
+  } else {
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+  }
   let output = outputPath ?? "/dev/null"
   posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_APPEND, 0o600)
   posix_spawn_file_actions_adddup2(&actions, 1, 2)

@@ -40,6 +40,11 @@
  there, a line each: "icy " and the raw ICY metadata block (StreamTitle='…';, any bytes but
  line breaks), or "tags" and tab-separated key=value pairs (a chained Ogg stream's next song).
 
+ --serve: stdin is a SOCK_SEQPACKET Unix socket to the player; the helper loads FFmpeg once and
+ then starts a copy of itself (fork, no exec) for each request that comes on it, so that a track
+ costs a fork (about a millisecond) rather than loading FFmpeg's 135 libraries (30 ms). See
+ Serve.swift for the requests and answers. It exits when the player closes its end.
+
  --lifeline: stdin is a pipe whose other end the parent holds; the helper exits when it closes,
  so that it never outlives the player, whichever of its threads started it. (prctl's
  PR_SET_PDEATHSIG is not used: it fires when the spawning *thread* exits, which would kill the
@@ -113,6 +118,26 @@ func watchLifeline() {
   if rc == 0 { pthread_detach(thread) }
 }
 
+/// Does what `arguments` ask, in this process, and exits: 0 when done, 1 with the reason's
+/// line on failure, 2 for bad usage.
+func run(_ arguments: [String]) -> Never {
+  guard let request = Request(arguments) else {
+    fail(
+      Failure(
+        reason: "usage: hark-ffmpeg [--start-frame N] [--lifeline] [--stream] [--] FILE|URL"
+          + " | --serve"),
+      status: 2)
+  }
+  if request.lifeline { watchLifeline() }
+  configureLog()
+  do throws(Failure) {
+    if request.stream { try decodeStream(request) } else { try decode(request) }
+    exit(0)
+  } catch {
+    fail(error)
+  }
+}
+
 // A player that ignores SIGPIPE passes that on through exec; a closed stdout must end the helper
 // quietly (the reader has gone), not leave it decoding into EPIPE.
 signal(SIGPIPE, SIG_DFL)
@@ -122,17 +147,5 @@ signal(SIGPIPE, SIG_DFL)
 let arguments = (1..<Int(CommandLine.argc)).compactMap { i in
   CommandLine.unsafeArgv[i].map { FileName.string(cString: $0) }
 }
-guard let request = Request(arguments) else {
-  fail(
-    Failure(reason: "usage: hark-ffmpeg [--start-frame N] [--lifeline] [--stream] [--] FILE|URL"),
-    status: 2)
-}
-if request.lifeline { watchLifeline() }
-configureLog()
-
-do throws(Failure) {
-  if request.stream { try decodeStream(request) } else { try decode(request) }
-  exit(0)
-} catch {
-  fail(error)
-}
+if arguments == ["--serve"] { serve() }
+run(arguments)

@@ -29,6 +29,16 @@ expect_log player "cannot play '$media/damaged.m4a': not an audio file FFmpeg ca
 expect_log player "playing 'tone' (6/6)" 10
 wait_for 10 "the player done" bash -c "! kill -0 $PID_player 2>/dev/null"
 wait "$PID_player" || fail "the player exited $? ($(cat "$E2E_DIR/player.log"))"
+# The helpers were forked by one hark-ffmpeg --serve, which ended with the player (its
+# children too): nothing of FFmpeg's outlives it.
+ours() {
+  for p in $(pgrep -f hark-ffmpeg); do
+    grep -qz "^XDG_RUNTIME_DIR=$XDG_RUNTIME_DIR\$" "/proc/$p/environ" 2>/dev/null && echo "$p"
+  done
+  return 0
+}
+none_left() { [ -z "$(ours)" ]; }
+wait_for 5 "no hark-ffmpeg of this test left after the player" none_left
 # Blocks of 110 Hz steps from 110 Hz: k = 3 (440 Hz, AAC), 5 (ALAC), 7 (WavPack), 4 (raw AAC).
 probe blocks "$t0" "$(now)" 110 110 >"$E2E_DIR/blocks.txt"
 for k in 3 5 7 4; do
@@ -42,8 +52,10 @@ pass "a damaged .m4a is named with its reason and the queue goes on"
 # player goes on with the next one.
 start second hark play --no-ui --device pulse "$media/long.m4a" "$media/tone.flac"
 expect_log second "playing 'long' (1/2)" 10
-wait_for 5 "a helper running" pgrep -f "hark-ffmpeg.*long.m4a"
-pkill -KILL -f "hark-ffmpeg.*long.m4a"
+# Its helper is a child of the player's hark-ffmpeg --serve (a fork of it, so named like it).
+decoding() { pgrep -P "$(pgrep -P "$PID_second" -f "hark-ffmpeg --serve")"; }
+wait_for 5 "a helper running" decoding
+kill -KILL "$(decoding)"
 expect_log second "cannot play '$media/long.m4a': FFmpeg crashed on it (signal 9)" 10
 expect_log second "playing 'tone' (2/2)" 10
 wait_for 10 "the second player done" bash -c "! kill -0 $PID_second 2>/dev/null"

@@ -28,4 +28,29 @@ int chs_pipe_nonblocking_cloexec(int fds[2]);
    (Swift cannot touch the `stdout` global under strict concurrency). */
 void chs_line_buffer_stdout(void);
 
+/* The most descriptors one message of chs_send_with_descriptors carries. */
+#define CHS_MOST_DESCRIPTORS 8
+
+/* sendmsg(2) of `count` bytes with `fdCount` descriptors attached (SCM_RIGHTS; Swift cannot
+   use the CMSG macros), without SIGPIPE. The bytes sent, or -1 with errno set. */
+int chs_send_with_descriptors(int socket, const void *bytes, size_t count, const int *fds,
+                              int fdCount);
+
+/* recvmsg(2) of one message into `bytes` and up to CHS_MOST_DESCRIPTORS descriptors into
+   `fds` (close-on-exec; their number in *fdCount). The bytes received (0 at the end), or -1
+   with errno set; EMSGSIZE, with no descriptor kept, for a message or descriptors cut short. */
+ssize_t chs_receive_with_descriptors(int socket, void *bytes, size_t capacity, int *fds,
+                                     int *fdCount);
+
+/* socketpair(2) of SOCK_SEQPACKET Unix sockets, close-on-exec. 0, or -1 with errno. */
+int chs_socketpair_seqpacket(int fds[2]);
+
+/* pidfd_open(2) (Linux 5.3): a descriptor that polls readable when the child `pid` ends.
+   -1 with errno (ENOSYS on older kernels). */
+int chs_pidfd_open(pid_t pid);
+
+/* pidfd_send_signal(2) (Linux 5.1): `signal` to the process of `pidfd`, never to another that
+   took its pid after it was reaped. 0, or -1 with errno. */
+int chs_pidfd_send_signal(int pidfd, int signal);
+
 #endif
