@@ -248,8 +248,9 @@ public final class AudioEngine: @unchecked Sendable {
     // Room for a chunk of the most channels a track may have (more are refused when it opens:
     // the count comes from the file), allocated once for the render thread. It held 8, and a
     // 9-channel WAV overflowed it.
+    // Not zero-filled: the render thread reads into it before it uses it, and left untouched
+    // its pages are never made resident (a stereo track uses 16 KB of its 256).
     scratch = .allocate(capacity: configuration.chunkFrames * Self.maximumChannels)
-    scratch.initialize(repeating: 0)
     (events, eventContinuation) = AsyncStream.makeStream()
     do {
       renderThread = try JoinableThread { [unowned self] in renderLoop() }
