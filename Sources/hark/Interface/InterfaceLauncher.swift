@@ -61,6 +61,14 @@ enum InterfaceLauncher {
         "Back with the hark player\(playing ? " playing on" : "") (pid \(running.pid)): "
         + "q stops it, \(bindings.keyNames(.detach).first ?? "Q") leaves it "
         + (playing ? "playing" : "as it is")
+      // Options for a new player do not change the one running: said, not silently dropped.
+      let unused = [device.map { "--device '\($0)'" }, duck.map { _ in "--duck" }].compactMap { $0 }
+      if !unused.isEmpty {
+        let picker = bindings.keyNames(.routePicker).first ?? "o"
+        startup.append(
+          "\(unused.joined(separator: " and ")) not used: the hark player (pid \(running.pid)) "
+            + "already runs, on '\(running.snapshot.deviceName)' (\(picker) picks its output)")
+      }
     } else {
       // A player that holds the lock but took us in no more is on its way out (quit a moment
       // ago): ours starts once it has gone. Another, without an interface's socket, is one the
