@@ -46,7 +46,7 @@ cleanup() {
   done
   # The interface's players (their own processes, detached from any terminal), by what they
   # serve: this test's runtime folder. Before the session server, as every app is.
-  for pid in $(pgrep -f -- "background-player --socket $XDG_RUNTIME_DIR/" || true); do
+  for pid in $(pgrep -f -- "background-player --socket[= ]$XDG_RUNTIME_DIR/" || true); do
     kill "$pid" 2>/dev/null || true
     for ((n = 0; n < 60; n++)); do alive "$pid" || break; sleep 0.05; done
   done
