@@ -192,3 +192,28 @@ let package = Package(
       dependencies: ["ALSAOutput", "JackRoutes", "SessionCore", "JackProbe"]),
   ]
 )
+
+// Release builds (the quick start's, the Makefile's, the benchmark's): the headless player's
+// memory (issue 11). The kernel reads 64 KB around each page of code that faults in, so what
+// hark keeps resident follows how scattered the code that runs is, not how much of it runs
+// (about 1 MB of 12). Each function in a section of its own, and the ones that run when hark
+// plays laid out together (scripts/link-order.txt, made by scripts/make-link-order; a stale
+// list costs memory, never correctness); lld, whose packed relative relocations (RELR,
+// glibc 2.36) are 9 KB where the default linker's 1.1 MB were read whole at every start.
+// Measured in docs/HACKING.md.
+let release = BuildSettingCondition.when(configuration: .release)
+for target in package.targets where target.type == .regular || target.type == .executable {
+  target.swiftSettings =
+    (target.swiftSettings ?? []) + [.unsafeFlags(["-Xfrontend", "-function-sections"], release)]
+}
+for target in package.targets where target.name == "hark" {
+  target.linkerSettings =
+    (target.linkerSettings ?? []) + [
+      .unsafeFlags(
+        [
+          "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+          "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/scripts/link-order.txt",
+          "-Xlinker", "--no-warn-symbol-ordering", "-Xlinker", "--no-export-dynamic",
+        ], release)
+    ]
+}
