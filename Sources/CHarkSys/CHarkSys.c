@@ -11,6 +11,9 @@
 #ifndef SYS_pidfd_open
 #define SYS_pidfd_open 434
 #endif
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
 #ifndef SYS_pidfd_send_signal
 #define SYS_pidfd_send_signal 424
 #endif
@@ -105,4 +108,15 @@ int chs_pidfd_open(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
 
 int chs_pidfd_send_signal(int pidfd, int signal) {
   return (int)syscall(SYS_pidfd_send_signal, pidfd, signal, NULL, 0);
+}
+
+void chs_close_all_but(int keep) {
+  if (keep > 3) {
+    if (syscall(SYS_close_range, 3, keep - 1, 0) != 0) {
+      for (int fd = 3; fd < keep; fd++) close(fd);
+    }
+  }
+  if (syscall(SYS_close_range, keep + 1, ~0U, 0) != 0) {
+    for (int fd = keep + 1; fd < 65536; fd++) close(fd);
+  }
 }

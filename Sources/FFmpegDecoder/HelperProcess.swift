@@ -25,9 +25,10 @@ enum Arrival: Equatable {
 /// lifeline (its stdin: it exits when that closes, so it never outlives us). Owns the
 /// descriptors; kills (SIGKILL) and reaps the process in `deinit` if it is still there.
 ///
-/// Either our child (posix_spawn) or, when started through the helper's fork server
-/// (HelperServer), the server's: then the server reaps it and writes its wait status to a pipe
-/// of ours (`statusPipe`), which stands in for waitpid.
+/// Either our child (posix_spawn) or, when started through the helper's server (HelperServer),
+/// a request done by one of the server's workers: then the server writes the request's wait
+/// status to a pipe of ours (`statusPipe`), which stands in for waitpid, and the pid is the
+/// worker's, which goes on to other requests once this one is done.
 ///
 /// Used from one thread at a time (the decoder's).
 final class HelperProcess {
@@ -254,8 +255,16 @@ final class HelperProcess {
   func kill() {
     guard termination == nil else { return }
     if statusPipe >= 0 {
-      // Ended already (the server has said so): nothing to kill, and its pid may be another's.
+      // Done already (the server has said so): nothing to end, and its worker may be doing
+      // another request by now.
       if let status = takeStatus(waitingMilliseconds: 0) {
+        termination = status
+        return
+      }
+      // Its worker exits when the lifeline closes; by its pid only if it does not (stuck), as
+      // then it is still on this request.
+      closeLifeline()
+      if let status = takeStatus(waitingMilliseconds: 2_000) {
         termination = status
         return
       }

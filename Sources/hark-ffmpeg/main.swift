@@ -88,8 +88,8 @@ struct Request {
   }
 }
 
-/// Writes the failure's line to stderr and exits with `status`.
-func fail(_ failure: Failure, status: Int32 = 1) -> Never {
+/// Writes the failure's line to stderr.
+func say(_ failure: Failure) {
   var line = failure.reason + (failure.detail.map { "\t" + $0 } ?? "") + "\n"
   line.withUTF8 { bytes in
     guard let base = bytes.baseAddress else { return }
@@ -101,41 +101,82 @@ func fail(_ failure: Failure, status: Int32 = 1) -> Never {
       at += n
     }
   }
+}
+
+/// Writes the failure's line to stderr and exits with `status`.
+func fail(_ failure: Failure, status: Int32 = 1) -> Never {
+  say(failure)
   exit(status)
 }
 
-/// Exits as soon as stdin (the parent's end of the lifeline pipe) closes or says anything.
-func watchLifeline() {
-  var thread = pthread_t()
-  let rc = pthread_create(
-    &thread, nil,
-    { _ in
-      var fd = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
-      while poll(&fd, 1, -1) < 0 && errno == EINTR {}
-      // The player is gone (or broke the protocol): no one is listening.
-      _exit(1)
-    }, nil)
-  if rc == 0 { pthread_detach(thread) }
+/// A thread that exits the process as soon as stdin (the parent's end of the lifeline pipe)
+/// closes or says anything; `stop` ends the watch instead (a served worker's request is done,
+/// and its stdin goes back to /dev/null).
+final class LifelineWatch {
+  private var thread = pthread_t()
+  private var started = false
+  /// Written by `stop`; the thread polls its read end beside stdin.
+  private var stopPipe: (read: Int32, write: Int32) = (-1, -1)
+
+  init() {
+    var fds: [Int32] = [-1, -1]
+    guard pipe(&fds) == 0 else { return }
+    stopPipe = (fds[0], fds[1])
+    let box = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
+    box.initialize(to: stopPipe.read)
+    started =
+      pthread_create(
+        &thread, nil,
+        { argument in
+          guard let stop = argument?.assumingMemoryBound(to: Int32.self) else { return nil }
+          var fds = [
+            pollfd(fd: 0, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: stop.pointee, events: Int16(POLLIN), revents: 0),
+          ]
+          stop.deallocate()
+          while poll(&fds, 2, -1) < 0 && errno == EINTR {}
+          // The player is gone (or broke the protocol, or dropped this run): no one is
+          // listening.
+          if fds[1].revents == 0 { _exit(1) }
+          return nil
+        }, box) == 0
+    if !started { box.deallocate() }
+  }
+
+  /// Ends the watch and waits for its thread.
+  func stop() {
+    guard started else { return }
+    var byte: UInt8 = 1
+    _ = write(stopPipe.write, &byte, 1)
+    pthread_join(thread, nil)
+    started = false
+    close(stopPipe.read)
+    close(stopPipe.write)
+  }
+}
+
+let usage = Failure(
+  reason: "usage: hark-ffmpeg [--start-frame N] [--lifeline] [--stream] [--] FILE|URL | --serve")
+
+/// Does what `request` asks on stdin, stdout and stderr (and descriptor 3): its exit status,
+/// 0 when done, 1 with the reason's line written on failure.
+func perform(_ request: Request) -> Int32 {
+  configureLog()
+  do throws(Failure) {
+    if request.stream { try decodeStream(request) } else { try decode(request) }
+    return 0
+  } catch {
+    say(error)
+    return 1
+  }
 }
 
 /// Does what `arguments` ask, in this process, and exits: 0 when done, 1 with the reason's
 /// line on failure, 2 for bad usage.
 func run(_ arguments: [String]) -> Never {
-  guard let request = Request(arguments) else {
-    fail(
-      Failure(
-        reason: "usage: hark-ffmpeg [--start-frame N] [--lifeline] [--stream] [--] FILE|URL"
-          + " | --serve"),
-      status: 2)
-  }
-  if request.lifeline { watchLifeline() }
-  configureLog()
-  do throws(Failure) {
-    if request.stream { try decodeStream(request) } else { try decode(request) }
-    exit(0)
-  } catch {
-    fail(error)
-  }
+  guard let request = Request(arguments) else { fail(usage, status: 2) }
+  if request.lifeline { _ = LifelineWatch() }
+  exit(perform(request))
 }
 
 // A player that ignores SIGPIPE passes that on through exec; a closed stdout must end the helper

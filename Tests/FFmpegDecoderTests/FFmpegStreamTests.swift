@@ -84,7 +84,21 @@ import Testing
     var pid: pid_t = 0
     try #require(posix_spawnp(&pid, "ffmpeg", nil, nil, argv, environ) == 0, "no ffmpeg")
     servers.append(pid)
-    // Listening once a connection is accepted; the helper retries until it is.
+    // A stream's first connection is not retried (its failure is the open's): wait until ffmpeg
+    // listens, seen in /proc/net/tcp rather than by connecting (it takes one client only).
+    let hex = String(port, radix: 16, uppercase: true)
+    let local = "0100007F:" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+    let deadline = now() + 10
+    while now() < deadline {
+      let table = fileText("/proc/net/tcp") ?? ""
+      let listening = table.split(separator: "\n").contains { line in
+        let fields = line.split(separator: " ")
+        return fields.count > 3 && fields[1] == local && fields[3] == "0A"
+      }
+      if listening { return }
+      usleep(10_000)
+    }
+    Issue.record("ffmpeg did not listen on port \(port) within 10 s")
   }
 
   func stopServers() {

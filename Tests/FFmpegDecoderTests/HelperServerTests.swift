@@ -4,10 +4,11 @@ import Testing
 
 @testable import FFmpegDecoder
 
-/// The installed hark-ffmpeg's helpers come from its fork server (`hark-ffmpeg --serve`): one
-/// server a process, each track and seek a fork of it; a server that dies is replaced; a
-/// stand-in helper named by the caller is spawned as before. (Issue 12: a track of AAC or ALAC
-/// no longer pays for loading FFmpeg.)
+/// The installed hark-ffmpeg's runs are done by its server's workers (`hark-ffmpeg --serve`):
+/// one server a process, its workers reused from track to track; a worker that fails a file
+/// goes on, one dropped or killed is replaced, a server that dies is replaced; a stand-in
+/// helper named by the caller is spawned as before. (Issue 12: a track of AAC or ALAC no longer
+/// pays for loading FFmpeg, nor for a fork.)
 @Suite(.timeLimit(.minutes(2))) final class HelperServerTests {
   let files = TestFiles()
 
@@ -20,26 +21,72 @@ import Testing
     return copy
   }
 
-  @Test func tracksAndSeeksAreForkedByOneServer() throws {
+  @Test func tracksAndSeeksAreDoneByOneServersWorkers() throws {
     let first = try files.tone("first.m4a", ["-c:a", "aac"], seconds: 3)
     let second = try files.tone("second.m4a", ["-c:a", "alac"], seconds: 3)
     let helper = try ownHelper()
-    let a = try FFmpegFile(path: first, helper: helper, served: true, answerTimeout: .seconds(10))
-    let b = try FFmpegFile(path: second, helper: helper, served: true, answerTimeout: .seconds(10))
+    let a = try served(first, helper)
+    let b = try served(second, helper)
     let server = try #require(parent(of: a.helperProcessID))
     #expect(server != getpid())
+    #expect(b.helperProcessID != a.helperProcessID)
     #expect(parent(of: b.helperProcessID) == server)
     #expect(commandLine(of: server) == helper + "\0--serve\0")
     #expect(parent(of: server) == getpid())
     try a.seek(toFrame: 44_100)
     #expect(parent(of: a.helperProcessID) == server)
-    // Forked helpers decode as spawned ones do: all of the file, then a clean end.
+    // Workers decode as spawned helpers do: all of the file, then a clean end.
     let (samples, error) = readAll(b)
     #expect(error == nil)
     #expect(samples.count == 3 * 44_100 * 2)
     let (rest, restError) = readAll(a)
     #expect(restError == nil)
     #expect(rest.count == 2 * 44_100 * 2)
+    // Done, b's worker takes the next file: no new process.
+    let workerOfB = b.helperProcessID
+    let c = try served(first, helper)
+    #expect([workerOfB, a.helperProcessID].contains(c.helperProcessID))
+    #expect(readAll(c).samples.count == 3 * 44_100 * 2)
+  }
+
+  /// A file a worker cannot read fails with its reason, and the worker goes on to the next.
+  @Test func aWorkerSaysWhyAFileFailsAndGoesOn() throws {
+    let good = try files.tone("good.m4a", ["-c:a", "aac"], seconds: 1)
+    let bad = files.folder + "/bad.m4a"
+    #expect(system("head -c 20000 /dev/urandom > '\(bad)'") == 0)
+    let helper = try ownHelper()
+    let first = try served(good, helper)
+    #expect(readAll(first).error == nil)
+    let worker = first.helperProcessID
+    let error = #expect(throws: DecodeError.self) { _ = try self.served(bad, helper) }
+    #expect(error?.reason == "not an audio file FFmpeg can read")
+    let again = try served(good, helper)
+    #expect(again.helperProcessID == worker)
+    #expect(readAll(again).error == nil)
+  }
+
+  /// A run dropped midway (the player moved on) ends its worker through its lifeline, and a
+  /// worker killed while idle is replaced: the next files play either way.
+  @Test func droppedRunsAndKilledIdleWorkersDoNotStopTheNextFile() throws {
+    let long = try files.tone("long.m4a", ["-c:a", "alac"], seconds: 30)
+    let short = try files.tone("short.m4a", ["-c:a", "aac"], seconds: 1)
+    let helper = try ownHelper()
+    var dropped: FFmpegFile? = try served(long, helper)
+    #expect(readAll(dropped!, reads: 2).error == nil)
+    let droppedWorker = dropped!.helperProcessID
+    dropped = nil
+    #expect(kill(droppedWorker, 0) != 0 && errno == ESRCH)
+    let next = try served(short, helper)
+    #expect(readAll(next).error == nil)
+    let idle = next.helperProcessID
+    #expect(kill(idle, SIGKILL) == 0)
+    let after = try served(short, helper)
+    #expect(after.helperProcessID != idle)
+    #expect(readAll(after).samples.count == 44_100 * 2)
+  }
+
+  private func served(_ path: String, _ helper: String) throws(DecodeError) -> FFmpegFile {
+    try FFmpegFile(path: path, helper: helper, served: true, answerTimeout: .seconds(10))
   }
 
   /// The installed helper's (shared with the other suites; not killed here). A helper killed
@@ -62,7 +109,7 @@ import Testing
     let first = try files.tone("before.m4a", ["-c:a", "aac"], seconds: 2)
     let second = try files.tone("after.m4a", ["-c:a", "aac"], seconds: 2)
     let helper = try ownHelper()
-    let a = try FFmpegFile(path: first, helper: helper, served: true, answerTimeout: .seconds(10))
+    let a = try served(first, helper)
     let server = try #require(parent(of: a.helperProcessID))
     #expect(server != getpid())
     #expect(kill(server, SIGKILL) == 0)
@@ -70,7 +117,7 @@ import Testing
     let (samples, _) = readAll(a)
     #expect(samples.count == 2 * 44_100 * 2)
     #expect(now() - started < 5)
-    let b = try FFmpegFile(path: second, helper: helper, served: true, answerTimeout: .seconds(10))
+    let b = try served(second, helper)
     let replacement = try #require(parent(of: b.helperProcessID))
     #expect(replacement != server && replacement != getpid())
     #expect(readAll(b).error == nil)
@@ -88,7 +135,7 @@ import Testing
 
 /// The parent of `pid`, from /proc/PID/stat; nil when it is gone.
 private func parent(of pid: pid_t) -> pid_t? {
-  guard let text = contents("/proc/\(pid)/stat"), let close = text.lastIndex(of: ")") else {
+  guard let text = fileText("/proc/\(pid)/stat"), let close = text.lastIndex(of: ")") else {
     return nil
   }
   // "pid (comm) state ppid …": the comm may hold spaces and parentheses.
@@ -98,18 +145,5 @@ private func parent(of pid: pid_t) -> pid_t? {
 
 /// /proc/PID/cmdline: the arguments, each ended by a NUL.
 private func commandLine(of pid: pid_t) -> String {
-  contents("/proc/\(pid)/cmdline") ?? ""
-}
-
-private func contents(_ path: String) -> String? {
-  guard let f = fopen(path, "r") else { return nil }
-  defer { fclose(f) }
-  var bytes: [UInt8] = []
-  var chunk = [UInt8](repeating: 0, count: 4_096)
-  while true {
-    let n = fread(&chunk, 1, chunk.count, f)
-    if n <= 0 { break }
-    bytes += chunk[..<n]
-  }
-  return String(decoding: bytes, as: UTF8.self)
+  fileText("/proc/\(pid)/cmdline") ?? ""
 }

@@ -154,3 +154,17 @@ func now() -> Double {
   clock_gettime(CLOCK_MONOTONIC, &ts)
   return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }
+
+/// A file's text (/proc's too, which stat says is empty); nil when it cannot be opened.
+func fileText(_ path: String) -> String? {
+  guard let f = fopen(path, "r") else { return nil }
+  defer { fclose(f) }
+  var bytes: [UInt8] = []
+  var chunk = [UInt8](repeating: 0, count: 4_096)
+  while true {
+    let n = fread(&chunk, 1, chunk.count, f)
+    if n <= 0 { break }
+    bytes += chunk[..<n]
+  }
+  return String(decoding: bytes, as: UTF8.self)
+}

@@ -53,4 +53,8 @@ int chs_pidfd_open(pid_t pid);
    took its pid after it was reaped. 0, or -1 with errno. */
 int chs_pidfd_send_signal(int pidfd, int signal);
 
+/* Closes every descriptor from 3 up but `keep` (close_range(2), Linux 5.9; one by one
+   before that): a forked process that will not exec lets go of what its parent had open. */
+void chs_close_all_but(int keep);
+
 #endif
