@@ -22,6 +22,10 @@ final class FrameWriter {
   /// a quarter of its CPU: a write, a poll, a read and a futex wake each 64 KiB). A stream's
   /// frames are flushed as they come regardless.
   private static let batchBytes = 262_144
+  /// When a batch is written: 16 KiB for the first, doubling to `batchBytes`, so that the
+  /// player has the start of the track at once (a track is opened as the one before ends;
+  /// the first batch whole was a pause of half a millisecond and more at each boundary).
+  private var threshold = 16_384
 
   init(rate: Int, channels: Int) {
     self.rate = rate
@@ -86,7 +90,7 @@ final class FrameWriter {
     // update(from:count:) copies overlapping memory correctly (front to back here).
     if skipped > 0 { start.update(from: start + skipped * channels, count: kept * channels) }
     pending += kept
-    if pending * channels * 4 >= Self.batchBytes { try flush() }
+    if pending * channels * 4 >= threshold { try flush() }
   }
 
   /// Writes what the resampler still holds (only a rate change leaves any) and the batch.
@@ -142,7 +146,7 @@ final class FrameWriter {
     guard let source = samples.baseAddress, let base = batch.baseAddress else { return }
     (base + pending * channels).update(from: source, count: samples.count)
     pending += samples.count / channels
-    if pending * channels * 4 >= Self.batchBytes { try flush() }
+    if pending * channels * 4 >= threshold { try flush() }
   }
 
   /// Makes room in the batch for `frames` more: writes it out, and grows it if that is not enough.
@@ -160,6 +164,7 @@ final class FrameWriter {
     guard pending > 0, let base = batch.baseAddress else { return }
     try writeAll(UnsafeRawPointer(base), pending * channels * 4)
     pending = 0
+    threshold = min(Self.batchBytes, threshold * 2)
   }
 
   /// write(2) to stdout until all is out. A reader that has gone ends the helper quietly.
