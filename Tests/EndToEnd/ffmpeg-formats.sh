@@ -29,7 +29,7 @@ expect_log player "cannot play '$media/damaged.m4a': not an audio file FFmpeg ca
 expect_log player "playing 'tone' (6/6)" 10
 wait_for 10 "the player done" bash -c "! kill -0 $PID_player 2>/dev/null"
 wait "$PID_player" || fail "the player exited $? ($(cat "$E2E_DIR/player.log"))"
-# The helpers were forked by one hark-ffmpeg --serve, which ended with the player (its
+# The runs were done by the workers of one hark-ffmpeg --serve, which ended with the player (its
 # children too): nothing of FFmpeg's outlives it.
 ours() {
   for p in $(pgrep -f hark-ffmpeg); do
@@ -52,7 +52,7 @@ pass "a damaged .m4a is named with its reason and the queue goes on"
 # player goes on with the next one.
 start second hark play --no-ui --device pulse "$media/long.m4a" "$media/tone.flac"
 expect_log second "playing 'long' (1/2)" 10
-# Its helper is a child of the player's hark-ffmpeg --serve (a fork of it, so named like it).
+# Its helper is a worker of the player's hark-ffmpeg --serve (a fork of it, so named like it).
 decoding() { pgrep -P "$(pgrep -P "$PID_second" -f "hark-ffmpeg --serve")"; }
 wait_for 5 "a helper running" decoding
 kill -KILL "$(decoding)"
