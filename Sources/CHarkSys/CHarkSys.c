@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "CHarkSys.h"
 #include <stdio.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -25,3 +26,8 @@ int chs_accept_nonblocking(int fd) { return accept4(fd, NULL, NULL, SOCK_CLOEXEC
 void chs_line_buffer_stdout(void) { setvbuf(stdout, NULL, _IOLBF, 0); }
 
 int chs_pipe_nonblocking_cloexec(int fds[2]) { return pipe2(fds, O_NONBLOCK | O_CLOEXEC); }
+
+const void *chs_memmem(const void *haystack, size_t haystack_length, const void *needle,
+                       size_t needle_length) {
+  return memmem(haystack, haystack_length, needle, needle_length);
+}
