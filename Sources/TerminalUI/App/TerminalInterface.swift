@@ -202,6 +202,7 @@ private final class InterfaceLoop {
       state.indexReady = index.browse(.artists).map { !$0.rows.isEmpty } ?? false
       let mailbox = self.mailbox
       startThread(named: "hark-index") {
+        lowerThreadPriority()
         index.keepCurrent(
           { line, problem in
             mailbox.post { $0.progress.append((line, problem ? .warning : .normal)) }
