@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include "CHarkSys.h"
 #include <stdio.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -119,4 +120,9 @@ void chs_close_all_but(int keep) {
   if (syscall(SYS_close_range, keep + 1, ~0U, 0) != 0) {
     for (int fd = keep + 1; fd < 65536; fd++) close(fd);
   }
+}
+
+const void *chs_memmem(const void *haystack, size_t haystack_length, const void *needle,
+                       size_t needle_length) {
+  return memmem(haystack, haystack_length, needle, needle_length);
 }

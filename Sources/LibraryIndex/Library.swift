@@ -284,10 +284,19 @@ public final class Library {
     Int(try database.scalar("SELECT count(*) FROM tracks") ?? "0") ?? 0
   }
 
+  /// How many tracks a search lists at most.
+  public static let searchLimit = 500
+
+  /// The order of search results and of a folder's tracks: album artist (else artist), album,
+  /// disc, track, path.
+  private static let searchOrder = "coalesce(album_artist, artist), album, disc, track, path"
+
   /// The tracks whose title, artist, album artist, album, genre, file name or year hold every
   /// word of `query`, case and diacritics folded ("zoe" finds "Zoë"); by artist, album, disc,
   /// track. At most `limit`.
-  public func search(_ query: String, limit: Int = 500) throws(SQLiteError) -> [IndexedTrack] {
+  public func search(_ query: String, limit: Int = searchLimit) throws(SQLiteError)
+    -> [IndexedTrack]
+  {
     let words = SearchText.folded(query).split(separator: " ").map(String.init)
     var sql = "SELECT * FROM tracks"
     var values: [Statement.Value?] = []
@@ -310,14 +319,68 @@ public final class Library {
       conditions.append("tracks.folded LIKE ?\(values.count) ESCAPE '\\'")
     }
     if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
-    sql += " ORDER BY coalesce(album_artist, artist), album, disc, track, path LIMIT \(limit)"
+    sql += " ORDER BY \(Self.searchOrder) LIMIT \(limit)"
     return try tracks(sql, values)
+  }
+
+  /// The search table of the tracks under `root`: what `search` finds among them, found in
+  /// memory (`SearchTable`). Reads every row once: about 0.15 s for 50,000 tracks, so not on
+  /// an interface's thread.
+  public func searchTable(under root: String) throws(SQLiteError) -> SearchTable {
+    try Self.searchTable(of: database, under: root)
+  }
+
+  /// The search table of the index at `path`, read through a connection of its own, without
+  /// the checks and the schema `init` sees to: for an index another connection has opened, so
+  /// that the table is built on a thread of its own while that connection serves the
+  /// interface.
+  public static func searchTable(ofIndexAt path: String, under root: String)
+    throws(SQLiteError) -> SearchTable
+  {
+    try searchTable(of: Database(path: path, create: false), under: root)
+  }
+
+  private static func searchTable(of database: Database, under root: String)
+    throws(SQLiteError) -> SearchTable
+  {
+    let folder = root.hasSuffix("/") ? root : root + "/"
+    // One snapshot of the index for both reads, so that the sizes reserved are the sizes read.
+    try database.execute("BEGIN")
+    defer { try? database.execute("COMMIT") }
+    let sizes = try database.prepare(
+      "SELECT count(*), sum(length(CAST(folded AS BLOB))),"
+        + " sum(length(CAST(coalesce(title, path) AS BLOB)) + length(CAST(path AS BLOB)))"
+        + " FROM tracks WHERE \(Self.under)")
+    try sizes.bind(Self.underValues(folder))
+    _ = try sizes.step()
+    var builder = SearchTable.Builder(
+      folder: folder, rows: sizes.integer(0) ?? 0, foldedBytes: sizes.integer(1) ?? 0,
+      nameBytes: sizes.integer(2) ?? 0)
+    let rows = try database.prepare(
+      "SELECT folded, path, title FROM tracks WHERE \(Self.under) ORDER BY \(Self.searchOrder)")
+    try rows.bind(Self.underValues(folder))
+    while try rows.step() {
+      guard let folded = rows.bytes(0), let path = rows.bytes(1) else { continue }
+      builder.add(folded: folded, path: path, title: rows.bytes(2))
+    }
+    return builder.table()
   }
 
   /// The track indexed for `path`, if any.
   public func track(at path: String) throws(SQLiteError) -> IndexedTrack? {
-    try tracks("SELECT * FROM tracks WHERE path = ?1", [.text(path)]).first
+    // Prepared once: the interface asks for each search result it draws.
+    let s: Statement
+    if let prepared = trackAtPath {
+      s = prepared
+    } else {
+      s = try database.prepare("SELECT * FROM tracks WHERE path = ?1")
+      trackAtPath = s
+    }
+    try s.bind([.text(path)])
+    return try tracks(of: s).first
   }
+
+  private var trackAtPath: Statement?
 
   /// Every track under `folder`, in the order `search` gives.
   public func tracks(under folder: String) throws(SQLiteError) -> [IndexedTrack] {
@@ -325,8 +388,7 @@ public final class Library {
     return try tracks(
       // substr counts characters (code points), as unicodeScalars does.
       "SELECT * FROM tracks WHERE substr(path, 1, ?1) = ?2"
-        + " ORDER BY coalesce(album_artist, artist), album, disc, track, path",
-      [.integer(root.unicodeScalars.count), .text(root)])
+        + " ORDER BY \(Self.searchOrder)", [.integer(root.unicodeScalars.count), .text(root)])
   }
 
   // MARK: Browsing (artists, albums, genres)
@@ -417,6 +479,12 @@ public final class Library {
   {
     let s = try database.prepare(sql)
     try s.bind(values)
+    return try tracks(of: s)
+  }
+
+  /// The tracks a statement selecting `*` from `tracks` gives, read to its end (which ends its
+  /// read of the database).
+  private func tracks(of s: Statement) throws(SQLiteError) -> [IndexedTrack] {
     var out: [IndexedTrack] = []
     while try s.step() {
       var t = IndexedTrack(path: s.text(0) ?? "")

@@ -112,6 +112,16 @@ final class Statement {
     return String(cString: raw)
   }
 
+  /// A text column's UTF-8 bytes, without a String made of them: valid only until the next
+  /// step. Nil for NULL.
+  func bytes(_ column: Int32) -> UnsafeRawBufferPointer? {
+    guard sqlite3_column_type(statement, column) != SQLITE_NULL,
+      let raw = sqlite3_column_text(statement, column)
+    else { return nil }
+    // After sqlite3_column_text, as SQLite asks: the length of the text it converted to.
+    return UnsafeRawBufferPointer(start: raw, count: Int(sqlite3_column_bytes(statement, column)))
+  }
+
   func integer(_ column: Int32) -> Int? {
     sqlite3_column_type(statement, column) == SQLITE_NULL
       ? nil : Int(sqlite3_column_int64(statement, column))

@@ -12,6 +12,19 @@ public func startThread(named name: String? = nil, _ body: @escaping @Sendable (
   pthread_detach(thread)
 }
 
+/// Lowers the calling thread's priority (its nice value, which Linux keeps per thread, and
+/// which the threads and processes it starts inherit) by 10: background work such as a library
+/// scan then leaves the CPU to the interface's thread whenever both want it, rather than
+/// sharing it evenly, and a keystroke is answered at once however busy the scan is. Best
+/// effort: a refusal leaves the priority as it was.
+public func lowerThreadPriority() {
+  errno = 0
+  let now = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0)
+  guard errno == 0 else { return }
+  // 0: the calling thread, on Linux (not the whole process, as POSIX would have it).
+  _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, min(19, now + 10))
+}
+
 /// A POSIX thread that can be joined (or detached): threads whose owner waits for them to end.
 public final class JoinableThread: @unchecked Sendable {
   /// The thread's identity (tests watch the render thread's allocations by it).

@@ -57,4 +57,9 @@ int chs_pidfd_send_signal(int pidfd, int signal);
    before that): a forked process that will not exec lets go of what its parent had open. */
 void chs_close_all_but(int keep);
 
+/* memmem(3) (a GNU extension): where `needle` first occurs in `haystack`, or NULL. glibc's
+   is vectorised, several times faster than a byte loop over a library's search text. */
+const void *chs_memmem(const void *haystack, size_t haystack_length, const void *needle,
+                       size_t needle_length);
+
 #endif

@@ -99,7 +99,11 @@ final class BackgroundWorker: @unchecked Sendable {
     self.listOutputs = listOutputs
     self.expandFolder = expandFolder
     self.request = request
-    startThread(named: "hark-ui-worker") { [self] in loop() }
+    // Tags for a queue of 50,000 tracks take it a second or two: not at the keystrokes' cost.
+    startThread(named: "hark-ui-worker") { [self] in
+      lowerThreadPriority()
+      loop()
+    }
   }
 
   /// Lines for the status line, capitalised as it shows them.

@@ -202,6 +202,7 @@ private final class InterfaceLoop {
       state.indexReady = index.browse(.artists).map { !$0.rows.isEmpty } ?? false
       let mailbox = self.mailbox
       startThread(named: "hark-index") {
+        lowerThreadPriority()
         index.keepCurrent(
           { line, problem in
             mailbox.post { $0.progress.append((line, problem ? .warning : .normal)) }
@@ -329,6 +330,7 @@ private final class InterfaceLoop {
 
   private func draw(_ terminal: CursesTerminal) {
     requestCover(terminal)
+    tagSearchResultsOnScreen()
     terminal.beginFrame()
     Screen.draw(state, on: terminal, now: monotonicNanoseconds())
     terminal.endFrame()
@@ -532,6 +534,27 @@ private final class InterfaceLoop {
     guard state.snapshot.queue != taggedQueue else { return }
     taggedQueue = state.snapshot.queue
     requestTags(taggedQueue.map(\.path))
+  }
+
+  /// The tags of the search results on screen, from the index, before they are drawn: a
+  /// search brings its matches' paths and titles only, for a keystroke's search is not to read
+  /// 500 tracks' tags of which a screenful is seen. (Those the index lacks are read from the
+  /// files, as a folder's are.)
+  private func tagSearchResultsOnScreen() {
+    guard state.view == .library, state.showsSearchResults, let index = configuration.index
+    else { return }
+    var unknown: [String] = []
+    for entry in state.libraryRowsOnScreen
+    where entry.kind == .file && state.tags[entry.path] == nil
+      && !requestedTags.contains(entry.path)
+    {
+      if let info = index.tags(entry.path) {
+        state.tags[entry.path] = info
+      } else {
+        unknown.append(entry.path)
+      }
+    }
+    requestTags(unknown)
   }
 
   private func requestTags(_ paths: [String]) {

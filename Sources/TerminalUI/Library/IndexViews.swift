@@ -98,7 +98,8 @@ public struct IndexAccess: Sendable {
   /// UI thread: a view's rows; nil when the index cannot be read.
   public var browse: @Sendable (IndexView) -> IndexListing?
   /// UI thread: the tracks matching every word of a query, by any field, case and accents
-  /// folded; nil when the index cannot be read.
+  /// folded; nil when the index cannot be read. Called at each keystroke, so it may leave out
+  /// the tags: those of the rows drawn are then read through `tags`.
   public var search: @Sendable (String) -> IndexListing?
   /// A thread of its own, for as long as the interface runs: brings the index of the music
   /// folder up to date, saying how it goes (each line for the status line, and whether it is

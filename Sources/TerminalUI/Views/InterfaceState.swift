@@ -151,6 +151,18 @@ public struct InterfaceState: Sendable {
     return entries.filter { $0.kind != .parent && matches($0.path, name: $0.name, libraryFilter) }
   }
 
+  /// The index's search results are the library's rows (for the filter typed).
+  public var showsSearchResults: Bool {
+    !libraryFilter.isEmpty && searchResults?.query == libraryFilter
+  }
+
+  /// The library rows on screen.
+  public var libraryRowsOnScreen: ArraySlice<LibraryEntry> {
+    let rows = libraryRows
+    let top = min(max(0, libraryPosition.top), rows.count)
+    return rows[top..<min(rows.count, top + layout.listHeight)]
+  }
+
   /// The queue entries the filter lets through.
   public var queueRows: [QueuedTrack] {
     guard !queueFilter.isEmpty else { return snapshot.queue }
