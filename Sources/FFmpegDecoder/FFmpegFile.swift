@@ -183,6 +183,12 @@ public final class FFmpegFile: AudioDecoder {
     if st.st_size == 0 { throw DecodeError(path: path, reason: "the file is empty") }
   }
 
+  /// Has the installed helper's server load FFmpeg now, in its own process, when a player
+  /// knows that its first file will need it: its start then overlaps the player's own.
+  public static func prepare() {
+    if let helper = installedHelper() { HelperServer.prestart(helper) }
+  }
+
   // MARK: Finding the helper
 
   /// The hark-ffmpeg this process would run: $HARK_FFMPEG_HELPER, else the one in the folder

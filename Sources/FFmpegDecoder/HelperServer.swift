@@ -50,6 +50,17 @@ enum HelperServer {
     }
   }
 
+  /// Starts `executable`'s server now, if it has none, without asking it anything: FFmpeg
+  /// loads in it (about 30 ms) while the caller does its own starting up, rather than when the
+  /// first file is opened.
+  static func prestart(_ executable: String) {
+    servers.withLock { servers in
+      guard servers[executable] == nil else { return }
+      servers[executable] = Server.start(executable).map { .running($0) } ?? .unavailable
+      registerShutDown()
+    }
+  }
+
   private static let shutDownRegistered = Atomic<Bool>(false)
 
   /// Once: `shutDown` when this process exits.

@@ -75,6 +75,11 @@ public enum QueueLoader {
     "m4a", "m4b", "mp4", "aac", "adts", "alac", "wv", "ape", "tta", "wma", "asf", "ac3", "eac3",
     "dts", "mka", "webm", "mpc", "dsf", "dff", "mp2", "spx",
   ]
+  /// Whether `path` is played through the hark-ffmpeg helper: a stream, or one of its
+  /// extensions.
+  public static func needsFFmpeg(_ path: String) -> Bool {
+    isStreamURL(path) || ffmpegExtensions.contains(fileExtension(path))
+  }
   /// Every file a decoder of hark's reads, by its extension (lower case, no dot).
   public static let audioExtensions = soundFileExtensions.union(ffmpegExtensions)
 

@@ -111,10 +111,12 @@ final class AudioInput {
       }
     }
     avcodec_parameters_to_context(codec, stream.pointee.codecpar)
-    // Frames' timestamps in the stream's time base (skipped samples move them); one thread, as
-    // audio decoders gain nothing from more and each would cost a stack.
+    // Frames' timestamps in the stream's time base (skipped samples move them). Threads as
+    // FFmpeg chooses them (one a core), as the ffmpeg command does: most audio decoders use
+    // one, but ALAC's decodes frames side by side, twice as fast on two cores where a file is
+    // decoded ahead of play (1.3 x ffmpeg's time with one thread, the same output either way).
     codec.pointee.pkt_timebase = stream.pointee.time_base
-    codec.pointee.thread_count = 1
+    codec.pointee.thread_count = 0
     let opening = avcodec_open2(codec, decoder, nil)
     guard opening >= 0 else {
       throw Failure(reason: "FFmpeg cannot decode its codec (\(name))", code: opening)

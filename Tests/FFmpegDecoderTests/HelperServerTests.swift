@@ -123,6 +123,24 @@ import Testing
     #expect(readAll(b).error == nil)
   }
 
+  /// Started ahead (a player whose first file needs FFmpeg), the server is there before any
+  /// file is opened, and the first file is done by it.
+  @Test func aServerStartedAheadDoesTheFirstFile() throws {
+    let path = try files.tone("ahead.m4a", ["-c:a", "aac"], seconds: 1)
+    let helper = try ownHelper()
+    HelperServer.prestart(helper)
+    let started = now()
+    var server: pid_t?
+    while server == nil && now() - started < 10 {
+      server = children(of: getpid()).first { commandLine(of: $0) == helper + "\0--serve\0" }
+      if server == nil { usleep(10_000) }
+    }
+    let ahead = try #require(server, "no server started ahead")
+    let file = try served(path, helper)
+    #expect(parent(of: file.helperProcessID) == ahead)
+    #expect(readAll(file).error == nil)
+  }
+
   /// A helper named by the caller (a stand-in) is this process's own child, as before.
   @Test func aNamedHelperIsSpawnedDirectly() throws {
     let path = try files.tone("named.m4a", ["-c:a", "aac"], seconds: 1)
@@ -146,4 +164,18 @@ private func parent(of pid: pid_t) -> pid_t? {
 /// /proc/PID/cmdline: the arguments, each ended by a NUL.
 private func commandLine(of pid: pid_t) -> String {
   fileText("/proc/\(pid)/cmdline") ?? ""
+}
+
+/// The processes whose parent is `pid`, from /proc.
+private func children(of pid: pid_t) -> [pid_t] {
+  guard let dir = opendir("/proc") else { return [] }
+  defer { closedir(dir) }
+  var found: [pid_t] = []
+  while let entry = readdir(dir) {
+    let name = withUnsafeBytes(of: entry.pointee.d_name) {
+      String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+    }
+    if let child = pid_t(name), parent(of: child) == pid { found.append(child) }
+  }
+  return found
 }

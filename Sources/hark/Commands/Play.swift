@@ -1,5 +1,6 @@
 import ALSAOutput
 import ArgumentParser
+import FFmpegDecoder
 import Glibc
 import PlayerEngine
 import SessionCore
@@ -59,6 +60,8 @@ struct Play: AsyncParsableCommand {
     let (files, problems) = QueueLoader.load(paths)
     for p in problems { FileHandleStderr.write("hark: \(p.escapingControlCharacters)\n") }
     guard !files.isEmpty else { die("nothing to play") }
+    // FFmpeg loads in its helper's server while this process connects and opens the output.
+    if let first = files.first, QueueLoader.needsFFmpeg(first) { FFmpegFile.prepare() }
     let session = await connectOrPlayAlone()
     let player = HeadlessPlayer(
       files: files, device: device ?? settings.device,
