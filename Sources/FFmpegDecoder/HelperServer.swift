@@ -3,12 +3,12 @@ import Glibc
 import Platform
 import Synchronization
 
-/// The fork server of each hark-ffmpeg this process runs (`hark-ffmpeg --serve`, described in
+/// The server of each hark-ffmpeg this process runs (`hark-ffmpeg --serve`, described in
 /// Sources/hark-ffmpeg/Serve.swift): started when the first file needs FFmpeg, so a run that
-/// plays only what libsndfile reads never loads it; then every track and every seek is a fork
-/// of a process that has FFmpeg loaded already (about a millisecond) instead of a new
-/// hark-ffmpeg loading its 135 libraries (about 30 ms). A crash on a hostile file still ends
-/// only the forked copy; the server itself only forks.
+/// plays only what libsndfile reads never loads it; then every track and every seek is done by
+/// one of its workers, processes forked from it with FFmpeg loaded and kept for the next
+/// request, instead of a new hark-ffmpeg loading its 135 libraries (about 30 ms). A crash on a
+/// hostile file still ends only the worker that met it; the server itself decodes nothing.
 ///
 /// When there is no server to be had (it cannot be started, or a fresh one ends before its
 /// first answer), `spawn` says so and the caller starts the helper itself, as before. A server

@@ -22,9 +22,9 @@
    [fd 3]     optional: a stream's events
 
  The answer is one message of 4 bytes: the pid of the worker doing it, or minus an error number
- (a request that is not one, fork failing). A worker acknowledges each request as it reads it,
- so that one killed while idle is not taken for one that crashed on the file. A worker's status comes before it takes another
- request, and the player signals it only while its request's status has not come (HelperProcess).
+ (a request that is not one, fork failing, new workers that will not take it). A worker
+ acknowledges each request as it reads it, so that one killed while idle is not taken for one
+ that crashed on the file. A worker's status comes before it takes another request, and the player signals it only while its request's status has not come (HelperProcess).
 
  Workers are this process's children, not the player's: it reaps them. It keeps two idle at
  most. It exits when the player closes its end, killing and reaping its workers first (the
@@ -81,7 +81,7 @@ func serve() -> Never {
     for i in gone.reversed() { workers.remove(at: i) }
     // Idle ones beyond what the next requests will want.
     while workers.filter(\.isIdle).count > mostIdle, let i = workers.firstIndex(where: \.isIdle) {
-      letGo(workers.remove(at: i))
+      reap(workers.remove(at: i), reporting: false)  // its socket closed: it exits
     }
     guard polled[0].revents != 0 else { continue }
 
@@ -115,11 +115,20 @@ private func hand(
   to workers: inout [Worker]
 ) -> Int32 {
   defer { for fd in descriptors { close(fd) } }
+  // Idle workers are few (at most `mostIdle`); a new one that will not take a request twice
+  // (it cannot start FFmpeg, say) will not a third time: the player hears why, not a hang.
+  var newOnesLost = 0
   while true {
     let i: Int
+    let isNew: Bool
     if let idle = workers.firstIndex(where: \.isIdle) {
       i = idle
+      isNew = false
     } else {
+      guard newOnesLost < 2 else {
+        close(status)
+        return -ECHILD
+      }
       guard let new = startWorker() else {
         let code = errno
         close(status)
@@ -127,6 +136,7 @@ private func hand(
       }
       workers.append(new)
       i = workers.count - 1
+      isNew = true
     }
     let sent = chs_send_with_descriptors(
       workers[i].channel, request.baseAddress, request.count, descriptors,
@@ -136,6 +146,7 @@ private func hand(
       return workers[i].pid
     }
     // It has just ended (killed while idle), or is stuck: the next one, or a new one.
+    if isNew { newOnesLost += 1 }
     _ = kill(workers[i].pid, SIGKILL)
     reap(workers.remove(at: i), reporting: false)
   }
@@ -187,11 +198,6 @@ private func reap(_ worker: Worker, reporting: Bool) {
     if reporting && rc == worker.pid { _ = write(worker.status, &status, 4) }
     close(worker.status)
   }
-}
-
-/// An idle worker told to go (its socket closed: it exits), and reaped.
-private func letGo(_ worker: Worker) {
-  reap(worker, reporting: false)
 }
 
 /// Kills and reaps every worker, then exits.

@@ -41,9 +41,9 @@
  line breaks), or "tags" and tab-separated key=value pairs (a chained Ogg stream's next song).
 
  --serve: stdin is a SOCK_SEQPACKET Unix socket to the player; the helper loads FFmpeg once and
- then starts a copy of itself (fork, no exec) for each request that comes on it, so that a track
- costs a fork (about a millisecond) rather than loading FFmpeg's 135 libraries (30 ms). See
- Serve.swift for the requests and answers. It exits when the player closes its end.
+ hands each request that comes on it to a worker, a copy of itself (fork, no exec) kept for the
+ next request, so that a track costs neither an exec loading FFmpeg's 135 libraries (30 ms) nor
+ a fork. See Serve.swift for the requests and answers. It exits when the player closes its end.
 
  --lifeline: stdin is a pipe whose other end the parent holds; the helper exits when it closes,
  so that it never outlives the player, whichever of its threads started it. (prctl's

@@ -1,9 +1,9 @@
 import Glibc
 import Platform
-import PlayerEngine
 import Testing
 
 @testable import LibraryIndex
+@testable import PlayerEngine  // SplitMix64, the queue's seeded generator
 
 /// The search table (search in memory, as the interface types) against the index's own
 /// search: the same folding, the same words, the same order, on tracks made up by the
@@ -70,7 +70,7 @@ import Testing
   /// missing here and there (no title: the file name; no album artist: the artist), numbers
   /// out of order.
   func makeLibrary(tracks: Int, seed: UInt64 = 13) throws {
-    var random = SplitMix(seed)
+    var random = SplitMix64(seed: seed)
     let artists = [
       "Sigur Rós", "Zoë Keating", "Björk", "Mötley Crüe", "Ærøskøbing Band", "Straße",
       "The Lovers", "ÉCOLE", "under_score", "100% Pure", "Łukasz", "Ångström",
@@ -213,18 +213,9 @@ import Testing
   }
 }
 
-/// A small seeded generator (SplitMix64): the same tracks on every run.
-struct SplitMix {
-  var state: UInt64
-  init(_ seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-  mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
+extension SplitMix64 {
+  /// The same tracks on every run: a number in 0..<n.
+  fileprivate mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
 }
 
 /// `n` with four digits.
