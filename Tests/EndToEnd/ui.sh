@@ -189,7 +189,8 @@ pass "no path: the saved queue is back, paused at $restored s, and plays from th
 keys "clear; '$HARK_BIN' --device pulse '$music'" Enter
 expect_screen "Library"
 keys C-z
-expect_screen "Stopped"
+# The shell's job line, not the interface's own "■ Stopped".
+expect_screen "+  Stopped"
 expect_screen_not "Library"
 keys "echo suspended-$$" Enter
 expect_screen "suspended-$$"
@@ -201,6 +202,11 @@ expect_screen_not "Library"
 keys "echo \"after-fg=\$?\"" Enter
 expect_screen "after-fg=130"
 pass "Ctrl-Z gives the shell back, fg redraws, Ctrl-C quits (130) leaving a working shell"
+
+# --- Ctrl-Z before the terminal has answered the queries (a slow terminal, ssh): the answer
+# is not typed into the shell, the interface stops once and stays stopped until fg.
+python3 "$HERE/late_answers.py" "$HARK_BIN" --device pulse "$music" || fail "Ctrl-Z with the terminal's answers late"
+pass "Ctrl-Z before the terminal answered: nothing typed into the shell, stopped until fg, Ctrl-C quits (130)"
 
 # --- Keys rebound in the config: the key works, the old one does not, and the help and the
 # hints show the live table.

@@ -142,6 +142,9 @@ private final class InterfaceLoop {
   private var ending: TerminalInterface.Ending?
   private var savedStderr: Int32 = -1
   private var askedForProtocol = false
+  /// The terminal queries are out and their last answer (device attributes) has not come: an
+  /// answer that came after Ctrl-Z would be typed into the shell ("1;2c" at its prompt).
+  private var answersAwaited = false
   /// Where each index view was opened from: its ".." goes back there.
   private var cameFrom: [String: String] = [:]
   /// The cover last asked for: its size, palette and file.
@@ -225,6 +228,7 @@ private final class InterfaceLoop {
     draw(terminal)
     terminal.queryKeyboardProtocol()
     askedForProtocol = true
+    answersAwaited = true
   }
 
   /// Gives the terminal back. The queue is saved by the player's process as it ends
@@ -287,10 +291,18 @@ private final class InterfaceLoop {
       let now = monotonicNanoseconds()
       var events: [InputEvent] = []
       if fds[1].revents != 0 {
+        var signalled = false
         for byte in pipe.drainBytes() where byte != InterfaceSignals.mail {
           handleSignal(Int32(byte), terminal)
+          signalled = true
         }
         applyMail(now: now)
+        // What stdin had when poll returned may be gone now (read by the shell while this
+        // process was stopped): a blocking read would wait for the next key, deaf to signals.
+        if signalled && fds[0].revents != 0 {
+          var again = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
+          if poll(&again, 1, 0) <= 0 { fds[0].revents = 0 }
+        }
       }
       if fds[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
         let got = buffer.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
@@ -383,14 +395,73 @@ private final class InterfaceLoop {
 
   /// Ctrl-Z: give the terminal back, stop; after `fg`, take it again and redraw.
   private func suspend(_ terminal: CursesTerminal) {
+    // Started by `hark` as a terminal's own program (no shell to come back to: tmux's
+    // new-session, say), a stop would only be discarded (an orphaned process group).
+    guard getsid(0) != getpgrp() else {
+      state.say("There is no shell to go back to here", now: monotonicNanoseconds())
+      return
+    }
+    awaitAnswers(terminal)
     terminal.suspend()
     InterfaceSignals.setDefault(SIGTSTP)
     kill(0, SIGTSTP)  // the whole process group stops, as the shell expects
-    // Here again after SIGCONT.
+    // The kernel gives the signal to any thread of ours that does not block it, not
+    // necessarily this one, and not necessarily before this one goes on: the default action
+    // stays until SIGCONT says the process was stopped and continued. A handler put back at
+    // once caught the stop not yet taken, and the interface came straight back (with the
+    // keys typed at the shell's prompt read as its own).
+    let later = awaitContinue()
     InterfaceSignals.route(SIGTSTP)
     terminal.resume()
     state.layout = Layout(rows: terminal.rows, columns: terminal.columns)
     state.clampPositions()
+    for signal in later where signal != SIGTSTP && signal != SIGCONT {
+      handleSignal(signal, terminal)
+    }
+  }
+
+  /// Waits (at most 2 s of running) for SIGCONT through the wake pipe; the other signals that
+  /// came meanwhile, to be handled once the terminal is taken again. A wake for mail is left
+  /// to the loop, which looks at the mailbox after every signal.
+  private func awaitContinue() -> [Int32] {
+    var others: [Int32] = []
+    let deadline = monotonicNanoseconds() + 2_000_000_000
+    while true {
+      for byte in pipe.drainBytes() where byte != InterfaceSignals.mail {
+        if Int32(byte) == SIGCONT { return others }
+        others.append(Int32(byte))
+      }
+      let now = monotonicNanoseconds()
+      guard now < deadline else {
+        log("Ctrl-Z: the process was not stopped within 2 s; going on")
+        return others
+      }
+      var ready = pollfd(fd: pipe.readFD, events: Int16(POLLIN), revents: 0)
+      _ = poll(&ready, 1, Int32((deadline - now) / 1_000_000) + 1)
+    }
+  }
+
+  /// Before the terminal is given back: the answers to the queries sent at start, read here
+  /// (for at most 300 ms) rather than left for the shell to read as typed text. Keys typed
+  /// meanwhile are dropped: the user has asked to leave.
+  private func awaitAnswers(_ terminal: CursesTerminal) {
+    let deadline = monotonicNanoseconds() + 300_000_000
+    var buffer = [UInt8](repeating: 0, count: 256)
+    while answersAwaited {
+      let now = monotonicNanoseconds()
+      guard now < deadline else { break }
+      var input = pollfd(fd: 0, events: Int16(POLLIN), revents: 0)
+      let ready = poll(&input, 1, Int32((deadline - now) / 1_000_000) + 1)
+      if ready < 0 && errno == EINTR { continue }
+      guard ready > 0 else { break }
+      let got = buffer.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
+      guard got > 0 else { break }
+      for event in decoder.feed(buffer[0..<got]) {
+        if case .key = event { continue }
+        handle(event, terminal, now: now)
+      }
+    }
+    answersAwaited = false
   }
 
   private func applyMail(now: UInt64) {
@@ -451,7 +522,8 @@ private final class InterfaceLoop {
       // The terminal speaks it: media keys, and Esc without a wait.
       terminal.pushKeyboardProtocol()
     case .deviceAttributes:
-      break
+      // The last of the answers to the queries sent at start.
+      answersAwaited = false
     case .graphicsProtocol(let ok):
       // The cover is asked for again, as a picture this time.
       terminal.graphicsAnswered(ok)
