@@ -36,7 +36,8 @@ public final class PlayerService: Sendable {
   private let socketPath: String
   private let listener: Int32
   private let lockFD: Int32
-  private let lines: [String]
+  /// What greets an interface that attaches; touched on `outgoing` only.
+  private let lines: Mutex<[String]>
   private let onQuit: @Sendable () -> Void
   private let wake: WakePipe
   private let outgoing = DispatchQueue(label: "hark-link-out")
@@ -46,6 +47,9 @@ public final class PlayerService: Sendable {
   private let started = Atomic<Bool>(false)
   private let accepting = Atomic<Bool>(true)
   private let nextClient = Atomic<Int>(0)
+  /// Entered while requests are held (`start(holdingRequests:)`), left by `takeRequests`.
+  private let held = DispatchGroup()
+  private let holding = Atomic<Bool>(false)
   private let log: @Sendable (String) -> Void
   static let mostClients = 32
 
@@ -98,14 +102,20 @@ public final class PlayerService: Sendable {
     self.socketPath = endpoint.socketPath
     self.listener = endpoint.listener
     self.lockFD = endpoint.lockFD
-    self.lines = lines
+    self.lines = Mutex(lines)
     self.onQuit = onQuit
     self.log = log
     self.wake = wake
   }
 
   /// Starts serving: from now on every change of the player goes to every interface attached.
-  public func start() {
+  /// `holdingRequests`: interfaces attach and see the player at once, but what they ask waits
+  /// until `takeRequests()` (a saved queue of 50,000 tracks is restored meanwhile: a `q` then
+  /// would save the queue half restored).
+  public func start(holdingRequests: Bool = false) {
+    if holdingRequests, !holding.exchange(true, ordering: .acquiringAndReleasing) {
+      held.enter()
+    }
     // Weakly: the player outlives a service that ended (in tests, neither lives as long as
     // the process).
     player.observe { [weak self] snapshot, notices in
@@ -119,10 +129,29 @@ public final class PlayerService: Sendable {
     }
   }
 
+  /// Tells the interfaces attached (with the player's snapshot, as a notice) and greets those
+  /// that attach later with it (a line of their hello): what the player found after it began
+  /// serving, a damaged saved queue.
+  public func announce(_ message: PlayerMessage) {
+    let player = self.player
+    outgoing.async { [self] in
+      lines.withLock {
+        $0.append(message.description.prefix(1).uppercased() + message.description.dropFirst())
+      }
+      broadcast(player.snapshot, [.message(message)])
+    }
+  }
+
+  /// Carries out the requests held since `start(holdingRequests: true)`, and those after.
+  public func takeRequests() {
+    if holding.exchange(false, ordering: .acquiringAndReleasing) { held.leave() }
+  }
+
   /// Says `.ending(why, problem)` to every interface attached, lets each read it (waiting at most the
   /// send timeout for one that does not), then closes the socket and releases the lock.
   public func end(why: String, problem: String? = nil) {
     guard !ended.exchange(true, ordering: .acquiringAndReleasing) else { return }
+    takeRequests()
     // No interface attaches to a player on its way out (a `hark` started just after q starts
     // a player of its own); the accepting thread closes the listener as it ends.
     unlink(socketPath)
@@ -191,7 +220,8 @@ public final class PlayerService: Sendable {
   /// Greets a new interface with the player as it is now, queue and all.
   private func attach(_ client: LinkClient) {
     guard !ended.load(ordering: .acquiring),
-      let hello = try? LinkCodec.encode(LinkEvent.hello(pid: getpid(), lines: lines))
+      let hello = try? LinkCodec.encode(
+        LinkEvent.hello(pid: getpid(), lines: lines.withLock { $0 }))
     else {
       client.cut()
       return
@@ -227,6 +257,7 @@ public final class PlayerService: Sendable {
           log("player link: an interface sent a line that is no request; closing it")
           break reading
         }
+        held.wait()
         carryOut(request, for: client)
       }
     }
@@ -383,7 +414,7 @@ private final class LinkClient: @unchecked Sendable {
       }
       var lines: [[UInt8]] = []
       if let greeting { lines.append(greeting) }
-      if let snapshot, let line = encode(snapshot, notices) { lines.append(line) }
+      if let snapshot { lines += encode(snapshot, notices, attaching: greeting != nil) }
       lines += answers
       if let farewell { lines.append(farewell) }
       if lines.isEmpty {
@@ -409,18 +440,26 @@ private final class LinkClient: @unchecked Sendable {
     }
   }
 
-  /// The snapshot's line, without the queue when it is the one this interface was sent last
-  /// (the same arrays most of the time, which compare at once).
-  private func encode(_ snapshot: PlayerSnapshot, _ notices: [PlayerNotice]) -> [UInt8]? {
+  /// The snapshot's line, and the queue's before it when it is not the one this interface was
+  /// sent last (the same arrays most of the time, which compare at once); on attaching, the
+  /// queue after it, so that the interface draws before it reads 50,000 paths.
+  private func encode(_ snapshot: PlayerSnapshot, _ notices: [PlayerNotice], attaching: Bool)
+    -> [[UInt8]]
+  {
+    var bare = snapshot
+    bare.queue = []
+    bare.playOrder = []
+    guard let update = try? LinkCodec.encode(LinkEvent.update(bare, notices: notices)) else {
+      return []
+    }
     if let sentQueue, sentQueue == snapshot.queue, sentOrder == snapshot.playOrder {
-      var bare = snapshot
-      bare.queue = []
-      bare.playOrder = []
-      return try? LinkCodec.encode(LinkEvent.update(bare, queueOmitted: true, notices: notices))
+      return [update]
     }
     sentQueue = snapshot.queue
     sentOrder = snapshot.playOrder
-    return try? LinkCodec.encode(LinkEvent.update(snapshot, queueOmitted: false, notices: notices))
+    let list = QueueList(queue: snapshot.queue, playOrder: snapshot.playOrder)
+    guard let queue = try? LinkCodec.encode(LinkEvent.queue(list)) else { return [update] }
+    return attaching ? [update, queue] : [queue, update]
   }
 
   /// All of `line`, however long the interface takes to read it, unless the connection is cut

@@ -54,7 +54,8 @@ public final class RemotePlayer: PlayerConnection, Sendable {
   }
 
   /// Connects to the player serving at `socketPath` and reads its greeting and snapshot, for
-  /// at most `timeout`.
+  /// at most `timeout`. The queue is read after, by the reading thread: until it comes, the
+  /// snapshot's is empty.
   public static func attach(to socketPath: String, timeout: Duration = .seconds(5))
     throws(AttachError) -> RemotePlayer
   {
@@ -81,7 +82,7 @@ public final class RemotePlayer: PlayerConnection, Sendable {
       while first == nil, let line = try? framer.nextLine() {  // (too long a line: no answer)
         switch try? LinkCodec.decode(LinkEvent.self, from: line) {
         case .hello(let pid, let lines)?: hello = (pid, lines)
-        case .update(let snapshot, _, _)? where hello != nil: first = snapshot
+        case .update(let snapshot, _)? where hello != nil: first = snapshot
         case .ending?:
           close(fd)
           throw .noPlayer
@@ -265,16 +266,21 @@ public final class RemotePlayer: PlayerConnection, Sendable {
 
   private func apply(_ event: LinkEvent) {
     switch event {
-    case .update(var snapshot, let omitted, let notices):
+    case .update(var snapshot, let notices):
       let observers = state.withLock { s in
-        if omitted {
-          snapshot.queue = s.snapshot.queue
-          snapshot.playOrder = s.snapshot.playOrder
-        }
+        snapshot.queue = s.snapshot.queue
+        snapshot.playOrder = s.snapshot.playOrder
         s.snapshot = snapshot
         return s.observers
       }
       for o in observers { o(snapshot, notices) }
+    case .queue(let list):
+      let (snapshot, observers) = state.withLock { s in
+        s.snapshot.queue = list.queue
+        s.snapshot.playOrder = list.playOrder
+        return (s.snapshot, s.observers)
+      }
+      for o in observers { o(snapshot, []) }
     case .answered(let id, let status):
       state.withLock { $0.commands.removeValue(forKey: id) }?.resume(returning: status)
     case .done(let id):

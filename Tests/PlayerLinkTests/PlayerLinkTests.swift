@@ -121,7 +121,10 @@ func sampleSnapshot(queueSize: Int = 3) -> PlayerSnapshot {
       .couldNotPlay(QueuedTrack(id: 3, path: "/c"), line: "no"), .queueEnded(nothingPlayed: false),
       .outputFailed(line: "gone"),
     ]
-    let event = LinkEvent.update(snap, queueOmitted: false, notices: notices)
+    var bare = snap
+    bare.queue = []
+    bare.playOrder = []
+    let event = LinkEvent.update(bare, notices: notices)
     let line = try LinkCodec.encode(event)
     #expect(line.last == UInt8(ascii: "\n"))
     #expect(line.dropLast().contains(UInt8(ascii: "\n")) == false)
@@ -136,6 +139,49 @@ func sampleSnapshot(queueSize: Int = 3) -> PlayerSnapshot {
     ]
     for r in requests {
       #expect(try LinkCodec.decode(LinkRequest.self, from: try LinkCodec.encode(r).dropLast()) == r)
+    }
+  }
+
+  /// A queue crosses as it is: names with line breaks, quotes, NULs' neighbours and every
+  /// script, ids in runs and out of order, a shuffled play order, and the empty queue.
+  @Test func queuesRoundTrip() throws {
+    let names = [
+      "/m/a.flac", "/m/Zoë/Ágætis byrjun.flac", "/m/line\nbreak \"q\" \\.mp3", "/m/夜行列車.flac",
+      "", "/m/\u{1F3B5}.ogg", "/m/tab\there.wav",
+    ]
+    var tracks: [QueuedTrack] = []
+    for (i, id) in [5, 6, 7, 1, 2, 40, 41].enumerated() {
+      tracks.append(QueuedTrack(id: id, path: names[i]))
+    }
+    let shuffled = [tracks[3], tracks[0], tracks[6], tracks[2]]
+    for list in [
+      QueueList(queue: tracks, playOrder: tracks), QueueList(queue: tracks, playOrder: shuffled),
+      QueueList(queue: [], playOrder: []),
+    ] {
+      let line = try LinkCodec.encode(LinkEvent.queue(list))
+      #expect(line.dropLast().contains(UInt8(ascii: "\n")) == false)
+      #expect(try LinkCodec.decode(LinkEvent.self, from: line.dropLast()) == .queue(list))
+    }
+    // Runs: 50,000 tracks numbered 1… are one run, not 50,000 numbers.
+    let long = (1...50_000).map { QueuedTrack(id: $0, path: "/m/\($0).flac") }
+    let text = String(
+      decoding: try LinkCodec.encode(QueueList(queue: long, playOrder: long)), as: UTF8.self)
+    #expect(text.contains(#""ids":[1,50000]"#))
+    #expect(!text.contains("order"))
+  }
+
+  /// A queue line that does not add up is refused, not half read.
+  @Test func aDamagedQueueIsRefused() {
+    for bad in [
+      #"{"paths":"/a/b","lengths":[2,3],"ids":[1,1]}"#,  // the ids number one path of two
+      #"{"paths":"/a/b","lengths":[2,3],"ids":[1,2]}"#,  // 5 bytes cut from 4
+      #"{"paths":"/a/b","lengths":[2,2],"ids":[1,2],"order":[2]}"#,  // no third entry
+      #"{"paths":"\u00e9","lengths":[1,1],"ids":[1,2]}"#,  // cuts inside a character
+      #"{"paths":"","lengths":[],"ids":[1,-1,3,1]}"#,
+    ] {
+      #expect(throws: (any Error).self) {
+        try LinkCodec.decode(QueueList.self, from: Array(bad.utf8)[...])
+      }
     }
   }
 
@@ -167,7 +213,13 @@ func sampleSnapshot(queueSize: Int = 3) -> PlayerSnapshot {
     let remote = try RemotePlayer.attach(to: folder.socket)
     #expect(remote.pid == getpid())
     #expect(remote.lines == ["No session server"])
-    #expect(remote.snapshot == fake.snapshot)
+    // The player as it is at once; its queue just after.
+    var shownFirst = fake.snapshot
+    shownFirst.queue = []
+    shownFirst.playOrder = []
+    let attached = remote.snapshot
+    #expect(attached == shownFirst || attached == fake.snapshot)
+    #expect(await eventually { remote.snapshot == fake.snapshot })
     let seen = Seen()
     seen.watch(remote)
     for i in 1...20 {
@@ -200,30 +252,47 @@ func sampleSnapshot(queueSize: Int = 3) -> PlayerSnapshot {
       Issue.record("no hello first")
       return
     }
+    // On attaching: the snapshot first, small, so that the interface draws; then the queue.
     let first = try #require(reader.next())
-    #expect(first.count > 200_000)  // 5,000 paths
+    #expect(first.count < 5_000)
+    guard case .update(let shown, _) = try LinkCodec.decode(LinkEvent.self, from: first[...]) else {
+      Issue.record("no update after the hello")
+      return
+    }
+    #expect(shown.queue.isEmpty && shown.position == fake.snapshot.position)
+    let queued = try #require(reader.next())
+    #expect(queued.count > 100_000)  // 5,000 paths
+    guard case .queue(let list) = try LinkCodec.decode(LinkEvent.self, from: queued[...]) else {
+      Issue.record("no queue after the first update")
+      return
+    }
+    #expect(list.queue == fake.snapshot.queue && list.playOrder == fake.snapshot.playOrder)
     var s = fake.snapshot
     s.position = 99
     fake.publish(s)
     let tick = try #require(reader.next())
     #expect(tick.count < 5_000)
-    guard case .update(let bare, true, _) = try LinkCodec.decode(LinkEvent.self, from: tick[...])
-    else {
-      Issue.record("the queue was not left out of a tick")
+    guard case .update(let bare, _) = try LinkCodec.decode(LinkEvent.self, from: tick[...]) else {
+      Issue.record("a tick is not an update")
       return
     }
     #expect(bare.queue.isEmpty && bare.position == 99)
+    // A change: the queue first, then the update that goes with it.
     s.queue.removeLast()
     s.playOrder = s.queue
     fake.publish(s)
     let changed = try #require(reader.next())
-    guard
-      case .update(let full, false, _) = try LinkCodec.decode(LinkEvent.self, from: changed[...])
+    guard case .queue(let shorter) = try LinkCodec.decode(LinkEvent.self, from: changed[...])
     else {
       Issue.record("a changed queue was left out")
       return
     }
-    #expect(full.queue.count == 4999)
+    #expect(shorter.queue.count == 4999)
+    let after = try #require(reader.next())
+    guard case .update = try LinkCodec.decode(LinkEvent.self, from: after[...]) else {
+      Issue.record("no update after the changed queue")
+      return
+    }
 
     // The remote player fills the queue in where it was left out.
     let remote = try RemotePlayer.attach(to: folder.socket)
@@ -307,6 +376,32 @@ func sampleSnapshot(queueSize: Int = 3) -> PlayerSnapshot {
     #expect(await remote.send(.pause) == .commandFailed)
   }
 
+  /// A player that serves while it restores its queue: an interface attaches and sees it at
+  /// once, but what it asks (q among it) waits until the player takes requests, in order.
+  @Test func requestsWaitUntilThePlayerTakesThem() async throws {
+    let folder = Folder()
+    let fake = FakeConnection(sampleSnapshot())
+    let endpoint = try PlayerService.bind(socketPath: folder.socket, lockPath: folder.lock)
+    let quits = Mutex(0)
+    let service = try PlayerService(
+      player: fake, at: endpoint, lines: [], log: { _ in },
+      onQuit: { quits.withLock { $0 += 1 } })
+    service.start(holdingRequests: true)
+    defer { service.end(why: "was quit from another interface") }
+    let remote = try RemotePlayer.attach(to: folder.socket)
+    #expect(remote.snapshot.position == fake.snapshot.position)
+    remote.post(.clear)
+    let answered = Task { await remote.send(.play) }
+    // Given time to be carried out, they are not: they are held.
+    try await Task.sleep(for: .milliseconds(300))
+    #expect(fake.done.isEmpty)
+    service.takeRequests()
+    #expect(await answered.value == .success)
+    #expect(fake.done == ["action clear", "command play"])
+    #expect(quits.withLock { $0 } == 0)
+    remote.detach()
+  }
+
   /// Detaching leaves the player serving: another interface attaches at once.
   @Test func detachingLeavesThePlayerServing() async throws {
     let folder = Folder()
@@ -315,7 +410,7 @@ func sampleSnapshot(queueSize: Int = 3) -> PlayerSnapshot {
     defer { service.end(why: "was quit from another interface") }
     for _ in 0..<5 {
       let remote = try RemotePlayer.attach(to: folder.socket)
-      #expect(remote.snapshot == fake.snapshot)
+      #expect(await eventually { remote.snapshot == fake.snapshot })
       remote.detach()
     }
     let last = try RemotePlayer.attach(to: folder.socket)
@@ -337,9 +432,10 @@ func sampleSnapshot(queueSize: Int = 3) -> PlayerSnapshot {
     let reader = LineReader(fd: fd)
     var lines = 0
     while reader.next() != nil { lines += 1 }
-    // Closed by the player (not a read that timed out), after at most its greeting.
+    // Closed by the player (not a read that timed out), after at most its greeting (hello,
+    // the snapshot, the queue).
     #expect(reader.closedByPeer)
-    #expect(lines <= 2)
+    #expect(lines <= 3)
     #expect(await good.send(.play) == .success)
     good.detach()
   }
@@ -380,8 +476,9 @@ func sampleSnapshot(queueSize: Int = 3) -> PlayerSnapshot {
     while last?.position != 999, let line = reader.next() {
       lines += 1
       let event = try LinkCodec.decode(LinkEvent.self, from: line[...])  // every line whole
-      if case .update(var snapshot, let omitted, _) = event {
-        if omitted { snapshot.queue = queue } else { queue = snapshot.queue }
+      if case .queue(let list) = event { queue = list.queue }
+      if case .update(var snapshot, _) = event {
+        snapshot.queue = queue
         last = snapshot
       }
     }

@@ -54,12 +54,15 @@ public enum PlayerMessage: Sendable, Equatable, Codable, CustomStringConvertible
   case reconnected
   /// The live stream says this is on now ("Artist - Title").
   case onAir(String)
+  /// The queue saved when the player last ended cannot be read: the file is left as it is
+  /// (set aside when the player next saves) and the music folder is queued instead.
+  case savedQueueDamaged(file: String, reason: String)
 
   /// Whether it is a problem (shown as an error) rather than news.
   public var isProblem: Bool {
     switch self {
     case .deviceWentAway, .cannotPlayNow, .cannotPlay, .cannotRegister, .volumeChangeFailed,
-      .muteFailed, .outputRefused, .engineFault, .reconnecting:
+      .muteFailed, .outputRefused, .engineFault, .reconnecting, .savedQueueDamaged:
       true
     case .interrupted, .pausedForPrompt, .resumed, .interrupterVanished, .tookOver, .outputWentAway,
       .outputWentAwayWhileInterrupted, .playingOn, .handedOver, .queueReplaced, .queueCleared,
@@ -111,6 +114,9 @@ public enum PlayerMessage: Sendable, Equatable, Codable, CustomStringConvertible
     case .reconnecting(let why): "the stream dropped (\(why)); reconnecting…"
     case .reconnected: "reconnected to the stream"
     case .onAir(let title): "on air: \(title)"
+    case .savedQueueDamaged(let file, let reason):
+      "the saved queue '\(file)' is damaged (\(reason)); it is left as it is and the music "
+        + "folder is queued instead"
     case .spokenWord(let on, let title):
       on
         ? "'\(title)' is spoken word: a prompt pauses it"

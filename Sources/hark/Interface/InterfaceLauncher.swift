@@ -79,25 +79,18 @@ enum InterfaceLauncher {
             + "the media keys reach it ('hark open --new' starts another)")
       }
       // The player restores the saved queue itself when nothing is named (and says if it is
-      // damaged), so that it never saves over a queue it was not given.
+      // damaged), so that it never saves over a queue it was not given; with nothing saved,
+      // it queues the music folder. Both after it has answered: the interface draws meanwhile.
       do {
-        player = try place.start(device: device, duck: duck, restore: paths.isEmpty)
+        player = try place.start(
+          device: device, duck: duck, restore: paths.isEmpty,
+          queueFolder: paths.isEmpty ? musicFolder : nil)
       } catch {
         die("\(error)")
       }
       // Sent, not waited for: carried out in this order before any key's request, while the
       // interface draws.
-      if !files.isEmpty {
-        player.post(.add(files, play: autoplay))
-      } else if player.snapshot.queue.isEmpty {
-        // Nothing named and nothing saved: the music folder is queued once the interface is
-        // up (a library of 50,000 tracks takes a second or two to walk, which used to pass
-        // before anything was drawn).
-        startThread(named: "hark-queue") {
-          let found = QueueLoader.load([musicFolder]).files.map(Folder.absolute)
-          Task { await player.perform(.add(found, play: false)) }
-        }
-      }
+      if !files.isEmpty { player.post(.add(files, play: autoplay)) }
     }
     startup += player.lines
 

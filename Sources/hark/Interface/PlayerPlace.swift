@@ -58,7 +58,9 @@ struct PlayerPlace {
 
   /// Starts the player's process (its output to hark.log) and attaches to it; should another
   /// player have taken the lock first, attaches to that one.
-  func start(device: String?, duck: Double?, restore: Bool) throws(StartError) -> RemotePlayer {
+  func start(device: String?, duck: Double?, restore: Bool, queueFolder: String? = nil)
+    throws(StartError) -> RemotePlayer
+  {
     guard let exe = executablePath() else {
       throw StartError(description: "cannot find the hark executable to start the player with")
     }
@@ -68,6 +70,7 @@ struct PlayerPlace {
     if let device { arguments.append("--device=\(device)") }
     if let duck { arguments.append("--duck=\(duck)") }
     if restore { arguments.append("--restore") }
+    if let queueFolder { arguments.append("--queue-folder=\(queueFolder)") }
     // Its output goes to hark.log, or nowhere when the state folder cannot be written (the
     // interface says so).
     let log = StatePaths.log().flatMap { path -> String? in

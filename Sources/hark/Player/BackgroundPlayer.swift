@@ -35,9 +35,13 @@ struct BackgroundPlayerCommand: AsyncParsableCommand {
   @Flag(help: "Restore the queue saved when the player last ended.")
   var restore = false
 
+  @Option(help: "The folder to queue when there is no saved queue to restore.")
+  var queueFolder: String?
+
   func run() async throws {
     await BackgroundPlayer.run(
-      socket: socket, lock: lock, device: device, duck: duck, restore: restore)
+      socket: socket, lock: lock, device: device, duck: duck, restore: restore,
+      queueFolder: queueFolder)
   }
 }
 
@@ -45,9 +49,10 @@ enum BackgroundPlayer {
   /// Exit status when another player holds the lock: the interface attaches to that one.
   static let taken: Int32 = 3
 
-  static func run(socket: String, lock: String?, device: String?, duck: Double?, restore: Bool)
-    async -> Never
-  {
+  static func run(
+    socket: String, lock: String?, device: String?, duck: Double?, restore: Bool,
+    queueFolder: String?
+  ) async -> Never {
     StreamIdentity.announce(app: "player", role: .music)
     silenceALSALibraryErrors()
     // Before anything registers with the session server: of two racing players, one serves.
@@ -84,32 +89,21 @@ enum BackgroundPlayer {
     if let problem = stateFile?.prepare() {
       lines.append(problem.prefix(1).uppercased() + problem.dropFirst())
     }
-    var saved: SavedState?
-    var stateDamaged = false
-    if restore {
-      switch stateFile?.load() ?? .missing {
-      case .restored(let s) where !s.queue.isEmpty: saved = s
-      case .damaged(let why):
-        stateDamaged = true
-        lines.append(
-          "The saved queue '\(stateFile?.path ?? "state.json")' is damaged (\(why)); "
-            + "it is left as it is and the music folder is queued instead")
-      case .restored, .missing: break
-      }
-    }
     // Saved at the end only once it has had a queue (restored, or given): a player that ends
-    // before it was given anything leaves the file as it was.
-    let hadQueue = Mutex(saved != nil)
+    // before it was given anything (or before the saved queue was restored) leaves the file as
+    // it was.
+    let hadQueue = Mutex(false)
     player.observe { snapshot, _ in
       if !snapshot.queue.isEmpty { hadQueue.withLock { $0 = true } }
     }
 
     // What is saved is the queue as it was when the player was told to end, before stopping
     // moved anything; and why it ended, for the interfaces that did not ask.
-    let kept = Mutex<(state: SavedState, why: String)?>(nil)
+    let kept = Mutex<(state: SavedState?, why: String)?>(nil)
     let end: @Sendable (String) -> Void = { why in
+      let had = hadQueue.withLock { $0 }
       kept.withLock {
-        $0 = $0 ?? (SavedState.of(player.snapshot, now: monotonicNanoseconds()), why)
+        $0 = $0 ?? (had ? SavedState.of(player.snapshot, now: monotonicNanoseconds()) : nil, why)
       }
       player.quit()
     }
@@ -141,6 +135,24 @@ enum BackgroundPlayer {
     let mpris = startMPRIS(for: player)
     sleep.start(for: player)
     let running = Task { await player.run() }
+    // Interfaces attach at once and draw (the queue follows when it is restored: 0.1 s to read
+    // 50,000 paths, as long to restore them); what they ask is carried out once it is.
+    service.start(holdingRequests: true)
+    HarkLog.write("the player serves interfaces at '\(socket)'")
+    var saved: SavedState?
+    var stateDamaged = false
+    if restore {
+      switch stateFile?.load() ?? .missing {
+      case .restored(let s) where !s.queue.isEmpty: saved = s
+      case .damaged(let why):
+        stateDamaged = true
+        let message = PlayerMessage.savedQueueDamaged(
+          file: stateFile?.path ?? "state.json", reason: why)
+        HarkLog.write(message.description)
+        service.announce(message)
+      case .restored, .missing: break
+      }
+    }
     if let s = saved {
       await player.perform(
         .restore(
@@ -153,14 +165,20 @@ enum BackgroundPlayer {
         await player.perform(.setRepeat(mode))
       }
     }
-    // Interfaces that connected meanwhile wait in the backlog, and see it restored.
-    service.start()
-    HarkLog.write("the player serves interfaces at '\(socket)'")
+    service.takeRequests()
+    if restore, saved == nil, let folder = queueFolder {
+      // Nothing saved (or the file is damaged): the music folder, walked in the background (a
+      // library of 50,000 tracks takes a second or two).
+      startThread(named: "hark-queue") {
+        let found = QueueLoader.load([folder]).files.map(Folder.absolute)
+        Task { await player.perform(.add(found, play: false)) }
+      }
+    }
     await running.value
 
     var problem: String?
     let ended = kept.withLock { $0 }
-    if let saved = ended?.state, hadQueue.withLock({ $0 }), let file = stateFile {
+    if let saved = ended?.state, let file = stateFile {
       if stateDamaged, let aside = file.setAside() {
         HarkLog.write("the damaged state file was moved to '\(aside)'")
       }
