@@ -72,8 +72,13 @@ final class BackgroundWorker: @unchecked Sendable {
 
   private struct Jobs {
     var urgent: [Job] = []
-    /// Batches of paths whose tags are wanted; the newest batch (the folder just opened) first.
-    var tagBatches: [[String]] = []
+    /// Batches of paths whose tags are wanted, each with how far it has been read; the newest
+    /// batch (the folder just opened) first.
+    var tagBatches: [(paths: [String], next: Int)] = []
+    /// The paths whose tags have been read (or are being): asked for again (the queue each
+    /// time it changes, 50,000 paths), they are passed over here rather than looked up on the
+    /// UI thread.
+    var asked: Set<String> = []
     var stopping = false
   }
 
@@ -116,7 +121,7 @@ final class BackgroundWorker: @unchecked Sendable {
   func submit(_ job: Job) {
     jobs.withLock { j in
       switch job {
-      case .tags(let paths): if !paths.isEmpty { j.tagBatches.append(paths) }
+      case .tags(let paths): if !paths.isEmpty { j.tagBatches.append((paths, 0)) }
       case .outputs, .addFolder, .playPlaylist, .save: j.urgent.append(job)
       case .cover:
         // Only the newest cover is wanted: the track (or the window) changed since the others.
@@ -144,11 +149,13 @@ final class BackgroundWorker: @unchecked Sendable {
       if j.stopping { return .stop }
       if !j.urgent.isEmpty { return .job(j.urgent.removeFirst()) }
       while let last = j.tagBatches.last {
-        if last.isEmpty {
+        guard last.next < last.paths.count else {
           j.tagBatches.removeLast()
           continue
         }
-        return .tag(j.tagBatches[j.tagBatches.count - 1].removeFirst())
+        j.tagBatches[j.tagBatches.count - 1].next += 1
+        let path = last.paths[last.next]
+        if j.asked.insert(path).inserted { return .tag(path) }
       }
       return .idle
     }

@@ -114,6 +114,9 @@ public struct IndexAccess: Sendable {
   /// could not be read). Read before the file itself, which for an .m4a means a helper process:
   /// a queue of 50,000 tracks is then labelled from the index, not by 50,000 reads.
   public var tags: @Sendable (String) -> TrackInfo? = { _ in nil }
+  /// UI thread: whether the index holds any track of the library (its views are offered only
+  /// then); nil when the index cannot be read. By default, whether it lists any artist.
+  public var holdsTracks: @Sendable () -> Bool?
 
   public init(
     browse: @escaping @Sendable (IndexView) -> IndexListing?,
@@ -127,5 +130,6 @@ public struct IndexAccess: Sendable {
     self.browse = browse
     self.search = search
     self.keepCurrent = keepCurrent
+    holdsTracks = { browse(.artists).map { !$0.rows.isEmpty } }
   }
 }

@@ -19,6 +19,7 @@ func indexAccess(root: String) -> IndexAccess? {
         updated: updated, indexed: { reader.rebuildSearchTable(from: $0) })
     })
   access.tags = { reader.tags($0) }
+  access.holdsTracks = { reader.holdsTracks() }
   return access
 }
 
@@ -93,17 +94,25 @@ private final class IndexReader: @unchecked Sendable {
     self.root = root
   }
 
-  private func withLibrary<T>(_ body: (Library) throws(SQLiteError) -> T) -> T? {
+  /// Whether the search table has been asked for (by the first request for rows or tags).
+  private var searchTableStarted = false
+
+  private func withLibrary<T>(
+    startingSearch: Bool = true, _ body: (Library) throws(SQLiteError) -> T
+  ) -> T? {
     lock.withLock { _ -> T? in
-      var opened = false
-      if library == nil {
-        library = try? Library(path: path)
-        opened = library != nil
-      }
+      if library == nil { library = try? Library(path: path, checked: false) }
       guard let open = library else { return nil }
-      // Once the first request (the first view's listing) is answered.
-      defer { if opened { startBuildingSearchTable() } }
-      do { return try body(open) } catch { return nil }
+      // Once the first request for rows (the first view's listing) or tags is answered: not
+      // for the look at whether the index holds anything, made before the first view is drawn.
+      let start = startingSearch && !searchTableStarted
+      if start { searchTableStarted = true }
+      defer { if start { startBuildingSearchTable() } }
+      do { return try body(open) } catch {
+        // Damaged, say: the scan sets it aside and builds another, which the next read opens.
+        library = nil
+        return nil
+      }
     }
   }
 
@@ -151,6 +160,12 @@ private final class IndexReader: @unchecked Sendable {
       case .album(let artist, let title):
         return trackRows(try library.tracks(under: root, artist: artist, album: title))
       }
+    }
+  }
+
+  func holdsTracks() -> Bool? {
+    withLibrary(startingSearch: false) { library throws(SQLiteError) -> Bool in
+      try library.holdsTracks(under: root)
     }
   }
 
