@@ -48,7 +48,9 @@ public struct CueSheet: Sendable, Equatable {
 
     /// The reference `path` spells, if it is one.
     public init?(_ path: String) {
-      guard let hash = path.lastIndex(of: "#"),
+      // The byte, not the Character: asked of every path in a library, most of them long and
+      // with no "#" at all.
+      guard let hash = path.utf8.lastIndex(of: UInt8(ascii: "#")),
         let number = Int(path[path.index(after: hash)...]), number >= 0,
         QueueLoader.fileExtension(String(path[..<hash])) == "cue"
       else { return nil }

@@ -103,9 +103,17 @@ public enum QueueLoader {
 
   /// The extension of a file name or path, lower case, without the dot ("" for none).
   public static func fileExtension(_ path: String) -> String {
-    let name = path.split(separator: "/").last ?? ""
-    guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return "" }
-    return name[name.index(after: dot)...].lowercased()
+    // On the UTF-8 bytes: "/" and "." are never part of another character, and a scan of a
+    // library asks this of every file (by Character, 14 % of a rescan's time).
+    let utf8 = path.utf8
+    var end = utf8.endIndex
+    while end > utf8.startIndex, utf8[utf8.index(before: end)] == UInt8(ascii: "/") {
+      end = utf8.index(before: end)
+    }
+    let name = utf8[..<end]
+    let start = name.lastIndex(of: UInt8(ascii: "/")).map(utf8.index(after:)) ?? utf8.startIndex
+    guard let dot = name[start...].lastIndex(of: UInt8(ascii: ".")), dot != start else { return "" }
+    return String(Substring(name[utf8.index(after: dot)...])).lowercased()
   }
 
   /// Whether `path` names a playlist hark reads: M3U, M3U8 or PLS.

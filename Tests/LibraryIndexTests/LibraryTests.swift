@@ -150,6 +150,34 @@ import Testing
     }
   }
 
+  /// The interface's look as it opens, without reading every page (`checked: false`): whether
+  /// the library under its folder holds anything, and an index that is no database or not
+  /// hark's set aside all the same.
+  @Test func theInterfacesQuickOpenStillKnowsWhatItOpened() throws {
+    let library = try makeLibrary()
+    #expect(try library.holdsTracks(under: music) == false)
+    _ = try library.scan(music)
+    #expect(try library.holdsTracks(under: music))
+    #expect(try library.holdsTracks(under: music + "/Zoë"))
+    #expect(try library.holdsTracks(under: music + "/Nobody") == false)
+    #expect(try library.holdsTracks(under: folder + "/elsewhere") == false)
+    let quick = try Library(path: index, checked: false)
+    #expect(quick.setAside == nil)
+    #expect(try quick.holdsTracks(under: music))
+
+    let noise = folder + "/noise.sqlite3"
+    _ = system("head -c 8192 /dev/urandom > '\(noise)'")
+    let rebuilt = try Library(path: noise, checked: false)
+    #expect(rebuilt.setAside?.contains("was set aside as") == true, "\(rebuilt.setAside ?? "")")
+    let other = folder + "/other.sqlite3"
+    _ = system(
+      "sqlite3 '\(other)' 'CREATE TABLE notes (x TEXT); INSERT INTO notes VALUES (1);' 2>/dev/null")
+    if access(other, F_OK) == 0 {
+      let again = try Library(path: other, checked: false)
+      #expect(again.setAside?.contains("it is not hark's") == true, "\(again.setAside ?? "")")
+    }
+  }
+
   /// A tag reader that dies on one file: that file is kept with the reason, the rest are read.
   @Test func aTagReaderCrashingOnAFileCostsOnlyThatFile() throws {
     try make("a.flac", ["title": "A"])

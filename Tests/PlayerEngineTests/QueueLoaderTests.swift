@@ -81,6 +81,27 @@ private final class Scratch {
     }
   }
 
+  /// A file's extension, read off its bytes: lower case, of the last name only, none for a
+  /// hidden file's leading dot; a cue sheet's track reference only with its number.
+  @Test func extensionsAndCueReferencesAreReadOffTheName() {
+    let cases: [(String, String)] = [
+      ("/m/a/b.FLAC", "flac"), ("/m/Zoë/Ágætis byrjun.Flac", "flac"), ("x/y.tar.gz", "gz"),
+      (".hidden", ""), ("/m/.hidden", ""), ("/m/dir.d/file", ""), ("noext", ""), ("file.", ""),
+      ("/m/a.b/", "b"), ("/", ""), ("", ""), ("/m/夜行列車.OPUS", "opus"), ("/m/a.m4a#2", "m4a#2"),
+    ]
+    for (path, ext) in cases {
+      #expect(QueueLoader.fileExtension(path) == ext, "\(path)")
+    }
+    #expect(
+      CueSheet.Reference("/m/Zoë/Live.cue#3")
+        == CueSheet.Reference(sheet: "/m/Zoë/Live.cue", track: 3))
+    #expect(CueSheet.Reference("/m/Live.CUE#12")?.track == 12)
+    #expect(CueSheet.Reference("/m/Live.cue#-1") == nil)
+    #expect(CueSheet.Reference("/m/Live.cue#x") == nil)
+    #expect(CueSheet.Reference("/m/#1/song.flac") == nil)
+    #expect(CueSheet.Reference("/m/Ágætis byrjun.flac") == nil)
+  }
+
   @Test func hiddenFilesAndOtherExtensionsAreSkipped() throws {
     let scratch = try Scratch()
     try scratch.touch(
