@@ -100,4 +100,20 @@ tmux_ send-keys -t "$SESSION" g Down Enter
 expect_header "Artists"
 expect_screen "Aphex Twin/" 10
 pass "an album copied in while the interface is open is indexed (inotify) and listed, no restart"
+
+# A search being typed when the index changes (a rescan ends, an album is copied in) is kept,
+# and searched again: what was typed is not lost, and the new album is among the results.
+tmux_ send-keys -t "$SESSION" / l a t e
+expect_screen "New 2"
+mkdir -p "$E2E_DIR/incoming"
+ffmpeg -nostdin -v error -f lavfi -i "sine=d=2" -ac 2 -c:a flac -metadata title="Bloom 1" \
+  -metadata artist="Boards of Canada" -metadata album="Late Bloomer" -metadata track=1 \
+  "$E2E_DIR/incoming/1.flac"
+mv "$E2E_DIR/incoming" "$music/Boards of Canada"
+expect_screen "Bloom 1" 15
+expect_screen "/late▏"
+tmux_ send-keys -t "$SESSION" r
+expect_screen "/later▏"
+pass "a search being typed when an album is copied in is kept and searched again: the new album is found"
+tmux_ send-keys -t "$SESSION" Escape
 tmux_ send-keys -t "$SESSION" q

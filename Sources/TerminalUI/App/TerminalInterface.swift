@@ -226,6 +226,7 @@ private final class InterfaceLoop {
       state.say(greeting, now: now)
     }
     draw(terminal)
+    configuration.index?.prepareSearch()
     terminal.queryKeyboardProtocol()
     askedForProtocol = true
     answersAwaited = true
@@ -508,12 +509,19 @@ private final class InterfaceLoop {
     }
   }
 
-  /// Reads the library's folder (or index view) again, keeping the selection where it was.
+  /// Reads the library's folder (or index view) again, keeping the selection where it was, and
+  /// the filter or search being typed (a rescan that ended as the user typed "zo" left "e" to
+  /// be searched for), searched again in the index as it now is.
   private func refresh(now: UInt64) {
     let position = state.libraryPosition
+    let filter = state.libraryFilter
     open(state.folder, now: now, keepingParent: true)
+    state.libraryFilter = filter
     state.libraryPosition = position
     state.clampPositions()
+    if !filter.isEmpty, state.indexReady, let listing = configuration.index?.search(filter) {
+      state.showSearch(filter, listing)
+    }
   }
 
   private func handle(_ event: InputEvent, _ terminal: CursesTerminal, now: UInt64) {
@@ -605,6 +613,9 @@ private final class InterfaceLoop {
   private func requestQueueTags() {
     guard state.snapshot.queue != taggedQueue else { return }
     taggedQueue = state.snapshot.queue
+    // Room for them all at once: grown as they come, the table was hashed again at each
+    // doubling, on this thread.
+    state.tags.reserveCapacity(state.tags.count + taggedQueue.count)
     // All of them, unfiltered: the worker passes over those it has read already. (Looked up
     // here, in the tags and the paths asked for, 50,000 paths held the keys up for 0.15 s.)
     worker?.submit(.tags(taggedQueue.map(\.path)))

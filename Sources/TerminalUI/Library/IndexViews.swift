@@ -117,6 +117,9 @@ public struct IndexAccess: Sendable {
   /// UI thread: whether the index holds any track of the library (its views are offered only
   /// then); nil when the index cannot be read. By default, whether it lists any artist.
   public var holdsTracks: @Sendable () -> Bool?
+  /// UI thread, once the first view is drawn: gets search ready for the first keystrokes (the
+  /// owner's search table, built meanwhile on a thread of its own).
+  public var prepareSearch: @Sendable () -> Void = {}
 
   public init(
     browse: @escaping @Sendable (IndexView) -> IndexListing?,

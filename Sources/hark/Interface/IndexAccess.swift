@@ -20,7 +20,17 @@ func indexAccess(root: String) -> IndexAccess? {
     })
   access.tags = { reader.tags($0) }
   access.holdsTracks = { reader.holdsTracks() }
+  access.prepareSearch = { reader.startBuildingSearchTable() }
   return access
+}
+
+/// The index's tags for the interface's worker thread (a queue's 50,000 labels), through a
+/// connection of its own: sharing the UI thread's, the worker (which runs at a lower priority)
+/// held its lock when it was preempted, and the UI thread's reads for the rows it drew waited.
+func indexTagReader(root: String) -> (@Sendable (String) -> TrackInfo?)? {
+  guard let path = Library.defaultPath() else { return nil }
+  let reader = IndexReader(path: path, root: root)
+  return { reader.tags($0) }
 }
 
 /// Scans `root` into the index at `path`, then rescans each folder below it that inotify says
@@ -94,20 +104,13 @@ private final class IndexReader: @unchecked Sendable {
     self.root = root
   }
 
-  /// Whether the search table has been asked for (by the first request for rows or tags).
-  private var searchTableStarted = false
+  /// Whether the search table has been asked for.
+  private let searchTableStarted = Atomic<Bool>(false)
 
-  private func withLibrary<T>(
-    startingSearch: Bool = true, _ body: (Library) throws(SQLiteError) -> T
-  ) -> T? {
+  private func withLibrary<T>(_ body: (Library) throws(SQLiteError) -> T) -> T? {
     lock.withLock { _ -> T? in
       if library == nil { library = try? Library(path: path, checked: false) }
       guard let open = library else { return nil }
-      // Once the first request for rows (the first view's listing) or tags is answered: not
-      // for the look at whether the index holds anything, made before the first view is drawn.
-      let start = startingSearch && !searchTableStarted
-      if start { searchTableStarted = true }
-      defer { if start { startBuildingSearchTable() } }
       do { return try body(open) } catch {
         // Damaged, say: the scan sets it aside and builds another, which the next read opens.
         library = nil
@@ -117,12 +120,13 @@ private final class IndexReader: @unchecked Sendable {
   }
 
   /// Builds the first search table, from what earlier runs indexed, on a thread of its own once
-  /// the index has answered its first request, the first view's listing (started as the index
-  /// opened, the build competed with that listing and made the view come 30–50 ms later at
-  /// 50,000 tracks on two cores). At the interface's priority (the scan's thread and the tags'
-  /// worker run below it), so that it is there for the first keystrokes: 0.15 s at 50,000
-  /// tracks; searches meanwhile go to SQL. A table the scan built meanwhile, newer, is kept.
-  private func startBuildingSearchTable() {
+  /// the interface has drawn its first view (started as the index opened, the build competed
+  /// with that view and made it come 30–50 ms later at 50,000 tracks on two cores). At the
+  /// interface's priority (the scan's thread and the tags' worker run below it), so that it is
+  /// there for the first keystrokes: 0.15 s at 50,000 tracks; searches meanwhile go to SQL. A
+  /// table the scan built meanwhile, newer, is kept. Once.
+  func startBuildingSearchTable() {
+    guard !searchTableStarted.exchange(true, ordering: .acquiringAndReleasing) else { return }
     let path = path
     let root = root
     startThread(named: "hark-search") { [self] in
@@ -164,9 +168,7 @@ private final class IndexReader: @unchecked Sendable {
   }
 
   func holdsTracks() -> Bool? {
-    withLibrary(startingSearch: false) { library throws(SQLiteError) -> Bool in
-      try library.holdsTracks(under: root)
-    }
+    withLibrary { library throws(SQLiteError) -> Bool in try library.holdsTracks(under: root) }
   }
 
   func tags(_ path: String) -> TrackInfo? {

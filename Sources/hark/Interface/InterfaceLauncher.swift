@@ -107,8 +107,9 @@ enum InterfaceLauncher {
     ui.startView = settings.startView == "queue" || greeting != nil ? .queue : .library
     // The index's tags where it has them (no file opened, no helper started), else the file's.
     let index = indexAccess(root: libraryFolder)
+    let indexTags = indexTagReader(root: libraryFolder)
     ui.readTags = { path in
-      if let indexed = index?.tags(path) { return indexed }
+      if let indexed = indexTags?(path) { return indexed }
       guard let (metadata, seconds) = Decoders.tags(path) else { return nil }
       return TrackInfo(
         title: metadata.title, artist: metadata.artist, album: metadata.album, duration: seconds,
