@@ -49,6 +49,57 @@ public enum LinkCodec {
     return bytes
   }
 
+  /// `.queue(list)`'s line, as `encode` writes it, but written straight into one buffer: for
+  /// 50,000 paths the encoder built a tree of them, then the text, then copied it twice, and
+  /// the player's peak resident size grew by some 10 MB each time the queue changed.
+  public static func encodeQueue(_ list: QueueList) -> [UInt8] {
+    let queue = list.queue
+    var out: [UInt8] = []
+    out.reserveCapacity(queue.reduce(0) { $0 + $1.path.utf8.count } + queue.count * 8 + 64)
+    out += #"{"queue":{"_0":{"paths":""#.utf8
+    var lengths: [Int] = []
+    lengths.reserveCapacity(queue.count)
+    for track in queue {
+      lengths.append(track.path.utf8.count)
+      appendEscaped(track.path, to: &out)
+    }
+    out += #"","lengths":"#.utf8
+    appendNumbers(lengths, to: &out)
+    out += #","ids":"#.utf8
+    appendNumbers(QueueList.idRuns(queue), to: &out)
+    if let order = list.orderPositions() {
+      out += #","order":"#.utf8
+      appendNumbers(order, to: &out)
+    }
+    out += "}}}\n".utf8
+    return out
+  }
+
+  /// A JSON string's content: quotes, backslashes and control characters escaped; everything
+  /// else as its UTF-8 bytes.
+  private static func appendEscaped(_ text: String, to out: inout [UInt8]) {
+    let hex = Array("0123456789abcdef".utf8)
+    for byte in text.utf8 {
+      switch byte {
+      case UInt8(ascii: "\""): out += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
+      case UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
+      case 0..<0x20:
+        out += Array("\\u00".utf8)
+        out += [hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
+      default: out.append(byte)
+      }
+    }
+  }
+
+  private static func appendNumbers(_ numbers: [Int], to out: inout [UInt8]) {
+    out.append(UInt8(ascii: "["))
+    for (i, n) in numbers.enumerated() {
+      if i > 0 { out.append(UInt8(ascii: ",")) }
+      out += String(n).utf8
+    }
+    out.append(UInt8(ascii: "]"))
+  }
+
   public static func decode<T: Decodable>(_ type: T.Type, from line: ArraySlice<UInt8>) throws -> T
   {
     let decoder = JSONDecoder()
@@ -75,32 +126,34 @@ public struct QueueList: Sendable, Equatable {
 extension QueueList: Codable {
   private enum Keys: String, CodingKey { case paths, lengths, ids, order }
 
-  public func encode(to encoder: any Encoder) throws {
-    var c = encoder.container(keyedBy: Keys.self)
-    var text = ""
-    text.reserveCapacity(queue.reduce(0) { $0 + $1.path.utf8.count })
-    var lengths: [Int] = []
-    lengths.reserveCapacity(queue.count)
-    // [first, count, first, count, …]
+  /// The ids as runs of consecutive numbers: [first, count, first, count, …].
+  static func idRuns(_ queue: [QueuedTrack]) -> [Int] {
     var runs: [Int] = []
     for track in queue {
-      text += track.path
-      lengths.append(track.path.utf8.count)
       if let n = runs.last, let first = runs.dropLast().last, first + n == track.id {
         runs[runs.count - 1] += 1
       } else {
         runs += [track.id, 1]
       }
     }
-    try c.encode(text, forKey: .paths)
-    try c.encode(lengths, forKey: .lengths)
-    try c.encode(runs, forKey: .ids)
-    if playOrder != queue {
-      var at: [Int: Int] = [:]
-      at.reserveCapacity(queue.count)
-      for (i, track) in queue.enumerated() { at[track.id] = i }
-      try c.encode(playOrder.compactMap { at[$0.id] }, forKey: .order)
-    }
+    return runs
+  }
+
+  /// The play order as positions in the queue; nil when it is the queue's own order.
+  func orderPositions() -> [Int]? {
+    guard playOrder != queue else { return nil }
+    var at: [Int: Int] = [:]
+    at.reserveCapacity(queue.count)
+    for (i, track) in queue.enumerated() { at[track.id] = i }
+    return playOrder.compactMap { at[$0.id] }
+  }
+
+  public func encode(to encoder: any Encoder) throws {
+    var c = encoder.container(keyedBy: Keys.self)
+    try c.encode(queue.map(\.path).joined(), forKey: .paths)
+    try c.encode(queue.map(\.path.utf8.count), forKey: .lengths)
+    try c.encode(Self.idRuns(queue), forKey: .ids)
+    if let order = orderPositions() { try c.encode(order, forKey: .order) }
   }
 
   public init(from decoder: any Decoder) throws {

@@ -457,8 +457,8 @@ private final class LinkClient: @unchecked Sendable {
     }
     sentQueue = snapshot.queue
     sentOrder = snapshot.playOrder
-    let list = QueueList(queue: snapshot.queue, playOrder: snapshot.playOrder)
-    guard let queue = try? LinkCodec.encode(LinkEvent.queue(list)) else { return [update] }
+    let queue = LinkCodec.encodeQueue(
+      QueueList(queue: snapshot.queue, playOrder: snapshot.playOrder))
     return attaching ? [update, queue] : [queue, update]
   }
 

@@ -161,7 +161,18 @@ func sampleSnapshot(queueSize: Int = 3) -> PlayerSnapshot {
       let line = try LinkCodec.encode(LinkEvent.queue(list))
       #expect(line.dropLast().contains(UInt8(ascii: "\n")) == false)
       #expect(try LinkCodec.decode(LinkEvent.self, from: line.dropLast()) == .queue(list))
+      // The player's own writer: the same line for the decoder, every byte escaped as JSON
+      // wants (a path with a quote, a backslash, a line break, a control character).
+      let written = LinkCodec.encodeQueue(list)
+      #expect(written.last == UInt8(ascii: "\n"))
+      #expect(written.dropLast().contains(UInt8(ascii: "\n")) == false)
+      #expect(try LinkCodec.decode(LinkEvent.self, from: written.dropLast()) == .queue(list))
     }
+    let odd = [QueuedTrack(id: 1, path: "/m/\u{1}bell\u{7}\u{1F}.flac")]
+    let oddLine = LinkCodec.encodeQueue(QueueList(queue: odd, playOrder: odd))
+    #expect(
+      try LinkCodec.decode(LinkEvent.self, from: oddLine.dropLast())
+        == .queue(QueueList(queue: odd, playOrder: odd)))
     // Runs: 50,000 tracks numbered 1… are one run, not 50,000 numbers.
     let long = (1...50_000).map { QueuedTrack(id: $0, path: "/m/\($0).flac") }
     let text = String(
