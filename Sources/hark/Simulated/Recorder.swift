@@ -40,13 +40,18 @@ extension Simulate {
       }
       app.say("recording for \(seconds) into '\(file)'")
       await app.publish(.playing, title: "Voice memo")
-      let end = ContinuousClock.Instant.after(seconds)
+      // The memo's length counts from its first samples in the file, not from parec's start:
+      // connecting and opening a stream took parec nearly two seconds on a busy machine, and a
+      // memo asked for 3 s held 1.1 (recorder.sh). At most 5 s are waited for them.
+      let firstSamplesBy = ContinuousClock.now + .seconds(5)
+      var end: ContinuousClock.Instant?
       var parecEnded: Int32?
-      // Events as they come, and four times a second a look at parec: with no sound server or
-      // a source that is not there it ends at once, and the recording must not go on holding
-      // everything else silent for nothing.
-      recording: while ContinuousClock.now < end {
-        let tick = min(end, ContinuousClock.now + .milliseconds(250))
+      // Events as they come, and four times a second a look at parec (twenty times while no
+      // sample has come): with no sound server or a source that is not there it ends at once,
+      // and the recording must not go on holding everything else silent for nothing.
+      recording: while ContinuousClock.now < (end ?? firstSamplesBy) {
+        let tick = min(
+          end ?? firstSamplesBy, ContinuousClock.now + .milliseconds(end == nil ? 50 : 250))
         while let input = await app.next(until: tick) {
           switch input {
           case .signal: break recording
@@ -62,6 +67,10 @@ extension Simulate {
         if waitpid(parec, &status, WNOHANG) == parec {
           parecEnded = status
           break recording
+        }
+        var st = stat()
+        if end == nil, stat(file, &st) == 0, st.st_size > 44 {  // past the WAV header
+          end = .after(seconds)
         }
       }
       if parecEnded == nil {
