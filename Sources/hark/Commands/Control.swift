@@ -25,6 +25,7 @@ struct RouteCommand: AsyncParsableCommand {
 
   struct List: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+      commandName: "list",
       abstract: "List the outputs; * marks the current one.")
     func run() async throws {
       let session = await controlSession("hark route")
@@ -39,6 +40,7 @@ struct RouteCommand: AsyncParsableCommand {
 
   struct Plug: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+      commandName: "plug",
       abstract: "Plug in an output; it becomes current.")
     @Argument(help: "headphones, bluetooth, usb, hdmi or line.")
     var kind: RouteKind = .headphones
@@ -48,7 +50,8 @@ struct RouteCommand: AsyncParsableCommand {
   }
 
   struct Unplug: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Unplug an output.")
+    static let configuration = CommandConfiguration(
+      commandName: "unplug", abstract: "Unplug an output.")
     @Argument(help: "headphones, bluetooth, usb, hdmi or line.")
     var kind: RouteKind = .headphones
     func run() async throws {
@@ -58,6 +61,7 @@ struct RouteCommand: AsyncParsableCommand {
 
   struct Select: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+      commandName: "select",
       abstract: "Make an output current, by name or kind.")
     @Argument(help: "The output's name, as 'hark route list' shows it, or its kind.")
     var name: String
@@ -75,6 +79,7 @@ private func routeAction(_ action: RouteAction, done: String) async {
 
 struct Silent: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "silent",
     abstract: "Turn silent mode on or off (the ring/silent switch, G2), or show it.",
     discussion: """
       Silent mode mutes soloAmbient and ambient sessions (games, app sounds) and UI feedback \
@@ -103,6 +108,7 @@ struct Silent: AsyncParsableCommand {
 
 struct Status: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "status",
     abstract: "Show the session server's state: outputs, silent mode, every session.")
 
   @Flag(help: "Print one JSON object (see README for its fields).")

@@ -83,6 +83,7 @@ enum HandOver {
 
 struct Add: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "add",
     abstract: "Add files, folders and playlists to the running hark player's queue.",
     discussion: """
       Hands them to the hark player already running (in another terminal, or headless): at the \

@@ -21,6 +21,7 @@ struct LibraryCommand: AsyncParsableCommand {
 
   struct Scan: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+      commandName: "scan",
       abstract: "Bring the index of a folder up to date, showing progress.")
     @Argument(help: "The folder (default: the config's music_dir, else ~/Music).")
     var folder: String?
@@ -55,6 +56,7 @@ struct LibraryCommand: AsyncParsableCommand {
 
   struct Search: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+      commandName: "search",
       abstract: "List the indexed tracks matching every word, by any field.",
       discussion: """
         Case and accents do not matter: 'zoe' finds 'Zoë', 'sigur ros' finds 'Sigur Rós'. One \

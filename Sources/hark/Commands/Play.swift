@@ -8,6 +8,7 @@ import SessionClient
 
 struct Play: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "play",
     abstract: "Play files, folders and playlists.",
     discussion: """
       Opens the interface (as 'hark open') and starts playing the first of them. With --no-ui, \
@@ -74,6 +75,7 @@ struct Play: AsyncParsableCommand {
 
 struct Ctl: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "ctl",
     abstract: "Send a remote command to the now-playing app.",
     discussion: """
       COMMAND is play, pause, toggle, stop, next, previous, seek ±TIME, position TIME (TIME: \

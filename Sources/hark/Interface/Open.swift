@@ -3,6 +3,7 @@ import Glibc
 
 struct Open: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "open",
     abstract: "Open the interface (the default: 'hark PATH…' is 'hark open PATH…').",
     discussion: """
       The terminal interface: a library browser, the queue, a now-playing bar and a status line \

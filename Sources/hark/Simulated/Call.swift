@@ -3,6 +3,7 @@ import SessionCore
 
 struct Call: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "call",
     abstract: "Simulate a phone call: it rings, connects and hangs up (Ctrl-C hangs up).",
     discussion: """
       The call is a playAndRecord session in voice-call mode: it always activates and interrupts \

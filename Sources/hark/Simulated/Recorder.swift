@@ -6,6 +6,7 @@ import SessionCore
 extension Simulate {
   struct Recorder: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+      commandName: "recorder",
       abstract: "A voice-memo app records from the sound server's source (G12).",
       discussion: """
         The record category, active only while it records: while it does, music is \

@@ -6,6 +6,7 @@ import SessionCore
 
 struct Simulate: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
+    commandName: "simulate",
     abstract:
       "Simulate another app, to watch hark's manners: alarm, nav, music, assistant, game, recorder.",
     subcommands: [
@@ -16,6 +17,7 @@ struct Simulate: AsyncParsableCommand {
 extension Simulate {
   struct Alarm: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+      commandName: "alarm",
       abstract: "An alarm goes off: a resumable interruption (playback, deactivates with notify).")
 
     @Option(help: ArgumentHelp("How long it rings.", valueName: "seconds"))
@@ -60,6 +62,7 @@ extension Simulate {
 
   struct Nav: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+      commandName: "nav",
       abstract:
         "A navigation prompt: ducks the others while it speaks, and pauses spoken audio (G9).")
 
@@ -128,6 +131,7 @@ extension Simulate {
 
   struct Music: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+      commandName: "music",
       abstract: "Another music app takes over: a non-resumable interruption (G13).",
       discussion: """
         Non-mixable playback. It obeys interruptions as a media app must (G14) and answers \
@@ -228,6 +232,7 @@ extension Simulate {
 
   struct Assistant: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+      commandName: "assistant",
       abstract: "A voice assistant listens and answers: a non-resumable interruption (G13).")
 
     @Option(help: ArgumentHelp("How long it listens and speaks.", valueName: "seconds"))
@@ -259,6 +264,7 @@ extension Simulate {
 
   struct Game: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+      commandName: "game",
       abstract: "A game with a soundtrack: ambient if other audio plays, else soloAmbient (G8).",
       discussion: """
         It has no playback controls, so it resumes after every interruption, whatever the flag \
