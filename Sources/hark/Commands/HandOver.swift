@@ -20,7 +20,15 @@ enum HandOver {
   /// used); `.noPlayer`, having said nothing, when none runs. With nothing usable in `paths`,
   /// also `.noPlayer`: the caller's own loading says why.
   static func paths(_ paths: [String], at placement: QueuePlacement) async -> Outcome {
-    let (files, problems) = QueueLoader.load(paths)
+    await loaded(QueueLoader.load(paths), at: placement)
+  }
+
+  /// `paths` as the caller loaded them (`QueueLoader.load`), handed over as `paths(_:at:)`
+  /// does: a caller that plays them itself when no player runs walks their folders once.
+  static func loaded(
+    _ loaded: (files: [String], problems: [String]), at placement: QueuePlacement
+  ) async -> Outcome {
+    let (files, problems) = loaded
     guard !files.isEmpty, await Self.files(files, at: placement) == .handed else {
       return .noPlayer
     }

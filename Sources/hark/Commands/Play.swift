@@ -49,8 +49,17 @@ struct Play: AsyncParsableCommand {
   }
 
   func run() async throws {
+    // Loaded once (a folder of 50,000 files is a walk): handed to a running player, or played
+    // here. The interface's player loads them itself.
+    let loaded = noUI ? QueueLoader.load(paths) : nil
     // One player per user: a running one plays them now, keeping its queue after them.
-    if !new, await HandOver.paths(paths, at: .now) == .handed { return }
+    if !new {
+      let outcome =
+        if let loaded { await HandOver.loaded(loaded, at: .now) } else {
+          await HandOver.paths(paths, at: .now)
+        }
+      if outcome == .handed { return }
+    }
     StreamIdentity.announce(app: "player", role: .music)
     guard noUI else {
       await InterfaceLauncher.run(
@@ -58,7 +67,7 @@ struct Play: AsyncParsableCommand {
     }
     silenceALSALibraryErrors()
     let settings = loadSettings()
-    let (files, problems) = QueueLoader.load(paths)
+    let (files, problems) = loaded ?? QueueLoader.load(paths)
     for p in problems { FileHandleStderr.write("hark: \(p.escapingControlCharacters)\n") }
     guard !files.isEmpty else { die("nothing to play") }
     // FFmpeg loads in its helper's server while this process connects and opens the output.
