@@ -122,7 +122,8 @@ PY
 pass "with a default-latency recorder: all 56 blocks heard once, in order, at 250 ms (±45 ms) through three prompts (${took} s)"
 
 # 3. A recorder at 10 ms: the duck is 12 dB down within 150 ms of the prompt's activation.
-pkill -f "audio_probe.py record out.monitor" || true
+# This test's own recorder only: another test may be recording its own "out" meanwhile.
+pkill -f "audio_probe.py record out.monitor $E2E_DIR/rec.raw" || true
 start_recorder out "$E2E_DIR/rec10.raw"
 sox -n -r 44100 -c 2 "$media/steady.wav" synth 30 sine 440 vol 0.5
 start steady hark play --no-ui --device pulse "$media/steady.wav"

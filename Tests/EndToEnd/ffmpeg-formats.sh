@@ -66,7 +66,7 @@ start flac hark play --no-ui --device pulse "$media/tone.flac"
 expect_log flac "playing 'tone' (1/1)" 10
 maps=$(cat "/proc/$PID_flac/maps")
 ! grep -q "libavformat\|libavcodec" <<<"$maps" || fail "a FLAC-only player mapped FFmpeg"
-! pgrep -f hark-ffmpeg >/dev/null || fail "a FLAC-only player started the FFmpeg helper"
+none_left || fail "a FLAC-only player started the FFmpeg helper"
 pass "a FLAC-only run maps no FFmpeg library and starts no helper"
 wait_for 10 "the FLAC-only player done" bash -c "! kill -0 $PID_flac 2>/dev/null"
 
