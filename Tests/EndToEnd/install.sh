@@ -14,8 +14,8 @@ source "$(dirname "$0")/lib.sh"
 repo="$(cd "$(dirname "$0")/../.." && pwd)"
 unset HARK_ASSETS HARK_FFMPEG_HELPER HARK_TAGS_HELPER
 # SwiftPM's caches are the user's, not this test's fresh HOME. At nice 19: scripts/test runs
-# the other end-to-end scripts beside this one, and the release build must not take the CPU
-# from their players and sound servers.
+# other end-to-end scripts beside this one, and the release build must not take the CPU from
+# their players and sound servers.
 make_() { HOME="${user_home:-$HOME}" nice -n 19 make -C "$repo" "$@" PREFIX="$prefix" DESTDIR="$stage"; }
 stage="$E2E_DIR/root" prefix="$E2E_DIR/usr"
 root="$stage$prefix"
