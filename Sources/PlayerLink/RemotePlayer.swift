@@ -82,7 +82,14 @@ public final class RemotePlayer: PlayerConnection, Sendable {
       while first == nil, let line = try? framer.nextLine() {  // (too long a line: no answer)
         switch try? LinkCodec.decode(LinkEvent.self, from: line) {
         case .hello(let pid, let lines)?: hello = (pid, lines)
-        case .update(let snapshot, _)? where hello != nil: first = snapshot
+        case .update(let snapshot, let notices)? where hello != nil:
+          first = snapshot
+          // What the player announced as this interface attached (a damaged saved queue) comes
+          // as a notice of this first update, not in the hello: said as the hello's lines are.
+          for case .message(let message) in notices {
+            hello?.lines.append(
+              message.description.prefix(1).uppercased() + message.description.dropFirst())
+          }
         case .ending?:
           close(fd)
           throw .noPlayer

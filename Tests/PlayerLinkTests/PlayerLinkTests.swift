@@ -511,6 +511,42 @@ func sampleSnapshot(queueSize: Int = 3) -> PlayerSnapshot {
     }
   }
 
+  /// A notice that comes with the first update (the player announced it as the interface
+  /// attached, so it is in no hello) is not lost: it is among the lines said at start.
+  @Test func aNoticeWithTheFirstUpdateIsSaidAtStart() throws {
+    let folder = Folder()
+    let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(listener) }
+    var (addr, length) = UnixSocketTestClient.address(folder.socket)
+    let bound = withUnsafePointer(to: &addr) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) }
+    }
+    #expect(bound == 0 && listen(listener, 1) == 0)
+    let damaged = PlayerMessage.savedQueueDamaged(file: "state.json", reason: "cut short")
+    var snapshot = sampleSnapshot()
+    snapshot.queue = []
+    snapshot.playOrder = []
+    var lines = try LinkCodec.encode(LinkEvent.hello(pid: 42, lines: ["No session server"]))
+    lines += try LinkCodec.encode(LinkEvent.update(snapshot, notices: [.message(damaged)]))
+    let written = lines
+    let player = try JoinableThread {
+      let fd = accept(listener, nil, nil)
+      guard fd >= 0 else { return }
+      // Both in one write, as a player's sender coalesces them.
+      _ = written.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+      var byte: UInt8 = 0
+      _ = recv(fd, &byte, 1, 0)  // until the interface lets go
+      close(fd)
+    }
+    let remote = try RemotePlayer.attach(to: folder.socket)
+    #expect(remote.lines.first == "No session server")
+    #expect(remote.lines.count == 2)
+    #expect(
+      remote.lines.last?.hasPrefix("The saved queue 'state.json' is damaged (cut short)") == true)
+    remote.detach()
+    player.join()
+  }
+
   /// Nothing at the socket, or a stale socket file: there is no player to attach to.
   @Test func nothingServingIsNoPlayer() throws {
     let folder = Folder()
