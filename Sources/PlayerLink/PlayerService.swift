@@ -135,9 +135,7 @@ public final class PlayerService: Sendable {
   public func announce(_ message: PlayerMessage) {
     let player = self.player
     outgoing.async { [self] in
-      lines.withLock {
-        $0.append(message.description.prefix(1).uppercased() + message.description.dropFirst())
-      }
+      lines.withLock { $0.append(message.helloLine) }
       broadcast(player.snapshot, [.message(message)])
     }
   }
@@ -478,4 +476,11 @@ private final class LinkClient: @unchecked Sendable {
     }
     return true
   }
+}
+
+extension PlayerMessage {
+  /// The message as a line of a hello (capitalised, as the status line shows it): how an
+  /// announcement reaches an interface that attaches after it (`announce`), or with its first
+  /// snapshot (`RemotePlayer.attach`).
+  var helloLine: String { description.prefix(1).uppercased() + description.dropFirst() }
 }

@@ -86,10 +86,7 @@ public final class RemotePlayer: PlayerConnection, Sendable {
           first = snapshot
           // What the player announced as this interface attached (a damaged saved queue) comes
           // as a notice of this first update, not in the hello: said as the hello's lines are.
-          for case .message(let message) in notices {
-            hello?.lines.append(
-              message.description.prefix(1).uppercased() + message.description.dropFirst())
-          }
+          for case .message(let message) in notices { hello?.lines.append(message.helloLine) }
         case .ending?:
           close(fd)
           throw .noPlayer

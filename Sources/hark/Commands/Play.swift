@@ -53,12 +53,8 @@ struct Play: AsyncParsableCommand {
     // here. The interface's player loads them itself.
     let loaded = noUI ? QueueLoader.load(paths) : nil
     // One player per user: a running one plays them now, keeping its queue after them.
-    if !new {
-      let outcome =
-        if let loaded { await HandOver.loaded(loaded, at: .now) } else {
-          await HandOver.paths(paths, at: .now)
-        }
-      if outcome == .handed { return }
+    if !new, await HandOver.loaded(loaded ?? QueueLoader.load(paths), at: .now) == .handed {
+      return
     }
     StreamIdentity.announce(app: "player", role: .music)
     guard noUI else {
