@@ -142,7 +142,7 @@ let package = Package(
     .testTarget(
       name: "TerminalUITests", dependencies: ["TerminalUI", "PlayerEngine", "SessionCore"]),
     // Fakes shared by the engine's tests: FakeOutput, ToneDecoder, ManualClock.
-    .target(name: "AudioTestSupport", dependencies: ["AudioCore"]),
+    .target(name: "AudioTestSupport", dependencies: ["AudioCore", "Platform"]),
     .testTarget(name: "AudioCoreTests", dependencies: ["AudioCore", "AudioTestSupport"]),
     .testTarget(
       name: "PlayerEngineTests",
@@ -154,8 +154,8 @@ let package = Package(
     .testTarget(
       name: "RenderPathTests",
       dependencies: ["PlayerEngine", "AudioCore", "AudioTestSupport", "CMallocCounter"]),
-    .testTarget(name: "MPRISTests", dependencies: ["MPRIS"]),
-    .testTarget(name: "SoundServerTests", dependencies: ["SoundServer", "SessionCore"]),
+    .testTarget(name: "MPRISTests", dependencies: ["MPRIS", "Platform"]),
+    .testTarget(name: "SoundServerTests", dependencies: ["SoundServer", "SessionCore", "Platform"]),
     .testTarget(
       name: "RemoteCommandsTests",
       dependencies: ["RemoteCommands", "PlayerEngine", "MPRIS", "SessionCore"]),
@@ -189,7 +189,7 @@ let package = Package(
     // Tests/FakeJackCard (an alsa-lib control plugin the tests build with gcc).
     .testTarget(
       name: "ALSAOutputTests",
-      dependencies: ["ALSAOutput", "JackRoutes", "SessionCore", "JackProbe"]),
+      dependencies: ["ALSAOutput", "JackRoutes", "SessionCore", "JackProbe", "Platform"]),
   ]
 )
 

@@ -1,16 +1,16 @@
 import AudioCore
 import Glibc
-import Synchronization
+import Platform
 
 /// Made-up files by path, opened as `ToneDecoder`s the way an engine's `openDecoder` opens real
 /// ones; a path it does not know throws, like a missing or unreadable file.
 public final class ToneLibrary: Sendable {
   private let tracks: [String: ToneDecoder.Configuration]
   private let unreadable: [String: DecodeError]
-  private let opened = Mutex<[(path: String, decoder: ToneDecoder)]>([])
+  private let opened = Locked<[(path: String, decoder: ToneDecoder)]>([])
   private let slowOpens: [String: Duration]
   /// Slow opens under way, and whether the test has let them finish.
-  private let slow = Mutex((waiting: 0, released: false))
+  private let slow = Locked((waiting: 0, released: false))
 
   /// `tracks` by path (their `path` is set to it); `unreadable` paths fail with the given reason.
   /// Opening a path in `slowOpens` takes that long (a slow disk, a network mount), unless
@@ -84,8 +84,8 @@ public final class FakeDevices: Sendable {
   private let perOpening: [Int: FakeOutput.Options]
   private let failing: Set<Int>
   private let refusing: Set<PCMFormat>
-  private let outputs = Mutex<[FakeOutput]>([])
-  private let attempts = Mutex(0)
+  private let outputs = Locked<[FakeOutput]>([])
+  private let attempts = Locked(0)
 
   /// Every output behaves as `options` says, except the n-th opening (from 0), which uses
   /// `perOpening[n]` or, if `failing` holds n, throws `FakeDeviceError`.

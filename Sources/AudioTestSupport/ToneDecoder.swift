@@ -1,5 +1,6 @@
 import AudioCore
 import Glibc
+import Platform
 import Synchronization
 
 /// An `AudioDecoder` that makes up a known signal, so a test can tell which frame it hears.
@@ -67,13 +68,13 @@ public final class ToneDecoder: AudioDecoder, @unchecked Sendable {
   private let delivered = Atomic<Int>(0)
   private let seeks = Atomic<Int>(0)
   private let stalled = Atomic<Bool>(false)
-  private let liveState: Mutex<LiveState?>
+  private let liveState: Locked<LiveState?>
 
   /// A decoder at frame 0 of the made-up file.
   public init(_ configuration: Configuration) {
     precondition(configuration.frames >= 0, "a track cannot be shorter than nothing")
     self.configuration = configuration
-    liveState = Mutex(configuration.isLive ? LiveState(metadata: configuration.metadata) : nil)
+    liveState = Locked(configuration.isLive ? LiveState(metadata: configuration.metadata) : nil)
   }
 
   // MARK: AudioDecoder

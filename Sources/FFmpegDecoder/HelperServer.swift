@@ -14,7 +14,7 @@ import Synchronization
 /// first answer), `spawn` says so and the caller starts the helper itself, as before. A server
 /// that ends later (killed) is started again at the next request.
 enum HelperServer {
-  private static let servers = Mutex<[String: Entry]>([:])
+  private static let servers = Locked<[String: Entry]>([:])
 
   private enum Entry {
     case running(Server)

@@ -1,7 +1,6 @@
 import AudioCore
 import Glibc
 import Platform
-import Synchronization
 
 /// A queue entry the engine plays: an identity the queue understands and a file.
 public struct QueuedTrack: Hashable, Sendable, Codable {
@@ -207,7 +206,7 @@ public final class AudioEngine: @unchecked Sendable {
   /// Decoders opened on their own threads, for the decode thread to take.
   let opened: OpenedFiles
   let configuration: Configuration
-  let shared: Mutex<Shared>
+  let shared: Locked<Shared>
   /// Read by the render thread while it plays; replaced only while it is parked.
   nonisolated(unsafe) var output: (any AudioOutput)?
   let scratch: UnsafeMutableBufferPointer<Float>
@@ -244,7 +243,7 @@ public final class AudioEngine: @unchecked Sendable {
     self.nextTrack = nextTrack
     ring = SampleRing(capacity: configuration.ringSamples)
     opened = OpenedFiles(waking: decodeWake)
-    shared = Mutex(Shared(deviceName: configuration.deviceName))
+    shared = Locked(Shared(deviceName: configuration.deviceName))
     // Room for a chunk of the most channels a track may have (more are refused when it opens:
     // the count comes from the file), allocated once for the render thread. It held 8, and a
     // 9-channel WAV overflowed it.
@@ -541,7 +540,7 @@ public final class AudioEngine: @unchecked Sendable {
 /// threads too, so that one that answers after the engine has gone has somewhere to put it.
 final class OpenedFiles: @unchecked Sendable {
   typealias Outcome = Result<(decoder: any AudioDecoder, frame: Int), DecodeError>
-  private let results = Mutex<[Int: UncheckedOutcome]>([:])
+  private let results = Locked<[Int: UncheckedOutcome]>([:])
   private let wake: Platform.Semaphore
 
   /// A decoder crosses from its opening thread to the decode thread once, through the mutex.

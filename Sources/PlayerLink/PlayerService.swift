@@ -37,12 +37,12 @@ public final class PlayerService: Sendable {
   private let listener: Int32
   private let lockFD: Int32
   /// What greets an interface that attaches; touched on `outgoing` only.
-  private let lines: Mutex<[String]>
+  private let lines: Locked<[String]>
   private let onQuit: @Sendable () -> Void
   private let wake: WakePipe
   private let outgoing = DispatchQueue(label: "hark-link-out")
   /// The attached interfaces and whether the service ended; touched on `outgoing` only.
-  private let clients = Mutex<[Int: LinkClient]>([:])
+  private let clients = Locked<[Int: LinkClient]>([:])
   private let ended = Atomic<Bool>(false)
   private let started = Atomic<Bool>(false)
   private let accepting = Atomic<Bool>(true)
@@ -102,7 +102,7 @@ public final class PlayerService: Sendable {
     self.socketPath = endpoint.socketPath
     self.listener = endpoint.listener
     self.lockFD = endpoint.lockFD
-    self.lines = Mutex(lines)
+    self.lines = Locked(lines)
     self.onQuit = onQuit
     self.log = log
     self.wake = wake
@@ -317,7 +317,7 @@ private final class LinkClient: @unchecked Sendable {
     /// The descriptor is closed (its number may be another file's now).
     var closed = false
   }
-  private let out = Mutex(Out())
+  private let out = Locked(Out())
   private let writes = DispatchQueue(label: "hark-link-write")
   /// Signalled each time the writer has sent all there was and stops.
   private let idle = DispatchSemaphore(value: 0)

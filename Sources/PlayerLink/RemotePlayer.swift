@@ -5,7 +5,6 @@ import PlayerEngine
 import SessionClient
 import SessionCore
 import SessionWire
-import Synchronization
 
 /// Why an interface could not attach to a player.
 public enum AttachError: Error, Sendable, CustomStringConvertible {
@@ -31,10 +30,10 @@ public final class RemotePlayer: PlayerConnection, Sendable {
   public let lines: [String]
   /// The connection; -1 once closed. Written to (and closed) under the lock, so that nothing is
   /// ever written to a number the process has since given to another file.
-  private let connection: Mutex<Int32>
+  private let connection: Locked<Int32>
   /// Read by the reading thread only, which alone closes it.
   private let fd: Int32
-  private let state: Mutex<State>
+  private let state: Locked<State>
   private let gone = DispatchSemaphore(value: 0)
 
   private struct State: ~Copyable {
@@ -113,10 +112,10 @@ public final class RemotePlayer: PlayerConnection, Sendable {
 
   private init(fd: Int32, hello: (pid: Int32, lines: [String]), snapshot: PlayerSnapshot) {
     self.fd = fd
-    connection = Mutex(fd)
+    connection = Locked(fd)
     pid = hello.pid
     lines = hello.lines
-    state = Mutex(State(snapshot: snapshot))
+    state = Locked(State(snapshot: snapshot))
   }
 
   // MARK: PlayerConnection

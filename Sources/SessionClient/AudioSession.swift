@@ -2,7 +2,6 @@ import Glibc
 import Platform
 import SessionCore
 import SessionWire
-import Synchronization
 
 /// Why a session request failed.
 public enum SessionClientError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -144,7 +143,7 @@ public final class AudioSession: Sendable {
 
   private let configuration: Configuration
   private let paths: SessionPaths
-  private let state: Mutex<State>
+  private let state: Locked<State>
   private let eventContinuation: AsyncStream<SessionEvent>.Continuation
   private let commandContinuation: AsyncStream<IncomingCommand>.Continuation
   private let filesContinuation: AsyncStream<IncomingFiles>.Continuation
@@ -161,7 +160,7 @@ public final class AudioSession: Sendable {
     self.paths = paths
     var s = State(fd: connection.fd, welcome: connection.welcome)
     s.registration.acceptsFiles = configuration.acceptsFiles
-    self.state = Mutex(s)
+    self.state = Locked(s)
     (events, eventContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     (commands, commandContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     (files, filesContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
@@ -177,7 +176,7 @@ public final class AudioSession: Sendable {
     var s = State(fd: -1, welcome: placeholder)
     s.starting = true
     s.registration.acceptsFiles = configuration.acceptsFiles
-    self.state = Mutex(s)
+    self.state = Locked(s)
     (events, eventContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     (commands, commandContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
     (files, filesContinuation) = AsyncStream.makeStream(bufferingPolicy: .unbounded)

@@ -1,7 +1,6 @@
 import CDBus
 import Glibc
 import Platform
-import Synchronization
 
 /// The machine going to sleep and waking, as systemd-logind announces it on the system bus
 /// (`PrepareForSleep`), and a delay inhibitor that holds the sleep back while the player plays,
@@ -17,7 +16,7 @@ public final class SleepWatcher: Sendable {
     var wantsHold = false
     var stopping = false
   }
-  private let state = Mutex(State())
+  private let state = Locked(State())
   private let wakePipe: WakePipe
 
   /// Connects to the system bus and watches for sleep; `onSleep(true)` before the machine

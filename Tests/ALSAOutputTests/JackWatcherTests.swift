@@ -1,7 +1,7 @@
 import Glibc
 import JackRoutes
+import Platform
 import SessionCore
-import Synchronization
 import Testing
 
 @testable import ALSAOutput
@@ -12,8 +12,8 @@ let machineHasCards = entryNames(of: "/dev/snd").contains { $0.hasPrefix("contro
 /// Collects a watcher's events on a task of its own.
 final class EventLog: Sendable {
   private final class Seen: Sendable {
-    let list = Mutex<[JackEvent]>([])
-    let ended = Mutex(false)
+    let list = Locked<[JackEvent]>([])
+    let ended = Locked(false)
   }
   private let seen = Seen()
   private let task: Task<Void, Never>

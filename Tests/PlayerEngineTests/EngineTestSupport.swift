@@ -1,5 +1,6 @@
 import AudioCore
 import AudioTestSupport
+import Platform
 import PlayerEngine
 import Synchronization
 import Testing
@@ -9,7 +10,7 @@ let cd = PCMFormat(sampleRate: 44_100, channels: 2)
 
 /// What an engine said, collected by one listener.
 final class EventLog: Sendable {
-  private let events = Mutex<[EngineEvent]>([])
+  private let events = Locked<[EngineEvent]>([])
   private let ended = Atomic<Bool>(false)
 
   func append(_ event: EngineEvent) { events.withLock { $0.append(event) } }

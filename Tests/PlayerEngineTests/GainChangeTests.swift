@@ -1,6 +1,6 @@
 import AudioCore
 import AudioTestSupport
-import Synchronization
+import Platform
 import Testing
 
 @testable import PlayerEngine
@@ -265,7 +265,7 @@ final class PositionWatch: Sendable {
     var last: (track: QueuedTrack?, position: Double)?
     var backwards: [String] = []
   }
-  private let state = Mutex(State())
+  private let state = Locked(State())
 
   /// Runs `move` (a seek, a load), which may set the position anywhere, and starts afresh.
   func moving(_ move: () -> Void) {

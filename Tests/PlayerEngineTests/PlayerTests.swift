@@ -1,8 +1,7 @@
 import AudioCore
 import AudioTestSupport
-import SessionCore
-import Synchronization
 import Platform
+import SessionCore
 import Testing
 
 @testable import PlayerEngine
@@ -634,7 +633,7 @@ final class FakeSession: PlayerSession, Sendable {
     weak var player: Player?
     var lostOutputs: [Route] = []
   }
-  private let state = Mutex(State())
+  private let state = Locked(State())
 
   func setCategory(_ category: Category, mode: SessionMode, options: CategoryOptions)
     async throws

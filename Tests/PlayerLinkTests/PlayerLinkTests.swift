@@ -3,7 +3,6 @@ import Glibc
 import Platform
 import PlayerEngine
 import SessionCore
-import Synchronization
 import Testing
 
 @testable import PlayerLink
@@ -15,11 +14,11 @@ final class FakeConnection: PlayerConnection, Sendable {
     var observers: [@Sendable (PlayerSnapshot, [PlayerNotice]) -> Void] = []
     var done: [String] = []
   }
-  private let state: Mutex<State>
+  private let state: Locked<State>
   let answer: CommandStatus
 
   init(_ snapshot: PlayerSnapshot, answer: CommandStatus = .success) {
-    state = Mutex(State(snapshot: snapshot))
+    state = Locked(State(snapshot: snapshot))
     self.answer = answer
   }
 
@@ -47,8 +46,8 @@ final class FakeConnection: PlayerConnection, Sendable {
 
 /// Collects what a remote player's observer is given.
 final class Seen: Sendable {
-  let updates = Mutex<[(PlayerSnapshot, [PlayerNotice])]>([])
-  let ends = Mutex<[String]>([])
+  let updates = Locked<[(PlayerSnapshot, [PlayerNotice])]>([])
+  let ends = Locked<[String]>([])
   func watch(_ player: RemotePlayer) {
     player.observe { s, n in self.updates.withLock { $0.append((s, n)) } }
     player.observeEnd { why in self.ends.withLock { $0.append(why) } }
@@ -393,7 +392,7 @@ func sampleSnapshot(queueSize: Int = 3) -> PlayerSnapshot {
     let folder = Folder()
     let fake = FakeConnection(sampleSnapshot())
     let endpoint = try PlayerService.bind(socketPath: folder.socket, lockPath: folder.lock)
-    let quits = Mutex(0)
+    let quits = Locked(0)
     let service = try PlayerService(
       player: fake, at: endpoint, lines: [], log: { _ in },
       onQuit: { quits.withLock { $0 += 1 } })
@@ -571,7 +570,7 @@ func sampleSnapshot(queueSize: Int = 3) -> PlayerSnapshot {
 }
 
 final class ServiceBox: Sendable {
-  let service = Mutex<PlayerService?>(nil)
+  let service = Locked<PlayerService?>(nil)
 }
 
 /// A plain blocking connection, for looking at the lines themselves.

@@ -1,9 +1,8 @@
 import Glibc
-import Platform
 import Logging
+import Platform
 import SessionCore
 import SessionWire
-import Synchronization
 import Testing
 
 @testable import SessionClient
@@ -89,7 +88,7 @@ struct UncheckedBox<T>: @unchecked Sendable {
 
 /// Collects a session's events so a test can wait for one with a deadline.
 final class EventRecorder: Sendable {
-  private let events = Mutex<[SessionEvent]>([])
+  private let events = Locked<[SessionEvent]>([])
 
   init(_ session: AudioSession) {
     Task { [self] in

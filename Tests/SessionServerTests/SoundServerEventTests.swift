@@ -1,7 +1,7 @@
 import Glibc
+import Platform
 import SessionCore
 import SessionWire
-import Synchronization
 import Testing
 
 @testable import SessionClient
@@ -14,7 +14,7 @@ import Testing
 
   /// The streams the server asked to end, in order.
   final class Silenced: Sendable {
-    private let list = Mutex<[UInt32]>([])
+    private let list = Locked<[UInt32]>([])
     func add(_ s: UInt32) { list.withLock { $0.append(s) } }
     var all: [UInt32] { list.withLock { $0 } }
   }

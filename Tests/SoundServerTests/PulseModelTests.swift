@@ -1,5 +1,5 @@
+import Platform
 import SessionCore
-import Synchronization
 import Testing
 
 @testable import SoundServer
@@ -242,7 +242,7 @@ import Testing
 }
 
 final class Reports: Sendable {
-  private let list = Mutex<[PulseObservation]>([])
+  private let list = Locked<[PulseObservation]>([])
   func add(_ o: PulseObservation) { list.withLock { $0.append(o) } }
   var all: [PulseObservation] { list.withLock { $0 } }
 }

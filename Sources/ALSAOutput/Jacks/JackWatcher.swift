@@ -3,7 +3,6 @@ import Glibc
 import JackRoutes
 import Platform
 import SessionCore
-import Synchronization
 
 /// Watches the headphone (and line-out, HDMI, ...) jacks of every sound card, and cards coming
 /// and going, and reports outputs plugged and unplugged (G4, G5).
@@ -32,7 +31,7 @@ public final class JackWatcher: Sendable {
 
   /// What the caller's threads and the watcher thread share.
   private final class SharedState: Sendable {
-    let mutex = Mutex(Shared())
+    let mutex = Locked(Shared())
   }
 
   /// The watcher thread's name, as `top -H` and /proc show it.

@@ -1,4 +1,4 @@
-import Synchronization
+import Platform
 
 /// What the owner has told the server, waiting for the service thread.
 enum OwnerEvent {
@@ -23,9 +23,9 @@ final class Mailbox: Sendable {
     var ended = false
   }
 
-  let contents: Mutex<Contents>
+  let contents: Locked<Contents>
 
-  init(state: MPRISState) { contents = Mutex(Contents(state: state)) }
+  init(state: MPRISState) { contents = Locked(Contents(state: state)) }
 
   /// Queues an event unless the server is closed or its thread has ended; true if queued.
   func post(_ event: OwnerEvent) -> Bool {

@@ -2,7 +2,6 @@ import AudioCore
 import Glibc
 import Platform
 import SessionCore
-import Synchronization
 
 /// How the player talks to its audio session: `AudioSession` in hark, a fake in tests.
 public protocol PlayerSession: AnyObject, Sendable {
@@ -117,8 +116,8 @@ public final class Player: @unchecked Sendable {
   private let queue: Locked<PlayQueue>
   private var policy = PlaybackPolicy()
   private var volume: (any SystemVolume)?
-  private let state = Mutex(PlayerSnapshot())
-  private let observers = Mutex<[@Sendable (PlayerSnapshot, [PlayerNotice]) -> Void]>([])
+  private let state = Locked(PlayerSnapshot())
+  private let observers = Locked<[@Sendable (PlayerSnapshot, [PlayerNotice]) -> Void]>([])
   private let inputs: AsyncStream<Input>
   private let continuation: AsyncStream<Input>.Continuation
   private var ticker: Task<Void, Never>?
@@ -994,13 +993,6 @@ public final class Player: @unchecked Sendable {
 /// A file's name without its folder.
 func fileName(_ path: String) -> String {
   path.split(separator: "/").last.map(String.init) ?? path
-}
-
-/// A value behind a lock, shareable with closures (a `Mutex` cannot be captured).
-final class Locked<Value: Sendable>: Sendable {
-  private let mutex: Mutex<Value>
-  init(_ value: Value) { mutex = Mutex(value) }
-  func withLock<R>(_ body: (inout Value) -> R) -> R { mutex.withLock { body(&$0) } }
 }
 
 /// A mixer on its way to the player's task (its C handle is used there only).

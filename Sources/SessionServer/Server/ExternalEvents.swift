@@ -1,7 +1,6 @@
 import Glibc
 import Platform
 import SessionCore
-import Synchronization
 
 /// Something that happened outside the socket, reported by a watcher running in the server's
 /// process: a device came or went, a call began in another program.
@@ -29,9 +28,9 @@ public enum ExternalEvent: Sendable, Hashable {
 /// Where watchers on other threads post `ExternalEvent`s for the server's loop: a queue behind
 /// a lock and a pipe that wakes the loop's `poll`.
 public final class ExternalEvents: Sendable {
-  private let queue = Mutex<[ExternalEvent]>([])
-  private let sessionPids = Mutex<[Int32: Int]>([:])
-  private let silencer = Mutex<(@Sendable (UInt32) -> Void)?>(nil)
+  private let queue = Locked<[ExternalEvent]>([])
+  private let sessionPids = Locked<[Int32: Int]>([:])
+  private let silencer = Locked<(@Sendable (UInt32) -> Void)?>(nil)
   /// Wakes the loop; nil when the process had no descriptors for it (events then wait for
   /// the loop's next wake-up of another kind).
   private let wake = try? WakePipe()

@@ -2,7 +2,6 @@ import Glibc
 import Platform
 import PlayerEngine
 import SessionCore
-import Synchronization
 
 /// What other threads have for the UI thread since it last looked.
 struct Inbox: Sendable {
@@ -27,7 +26,7 @@ struct Inbox: Sendable {
 /// Where the player's observer, the background worker and the request forwarder leave things
 /// for the UI thread, which they wake through the pipe. Posting never blocks for long.
 final class Mailbox: Sendable {
-  private let inbox = Mutex(Inbox())
+  private let inbox = Locked(Inbox())
   private let pipe: WakePipe
 
   init(waking pipe: WakePipe) { self.pipe = pipe }
@@ -82,7 +81,7 @@ final class BackgroundWorker: @unchecked Sendable {
     var stopping = false
   }
 
-  private let jobs = Mutex(Jobs())
+  private let jobs = Locked(Jobs())
   private let semaphore = Platform.Semaphore()
   private let mailbox: Mailbox
   private let readTags: @Sendable (String) -> TrackInfo?

@@ -1,14 +1,13 @@
 import ALSAOutput
 import ArgumentParser
-import JackRoutes
 import Glibc
+import JackRoutes
 import Logging
 import Platform
 import SessionClient
 import SessionCore
 import SessionServer
 import SoundServer
-import Synchronization
 
 struct SessionServerCommand: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
@@ -148,7 +147,7 @@ private func watchSoundServer(posting external: ExternalEvents) -> PulseWatcher?
 
 /// The model, used on libpulse's thread only; the lock keeps the compiler's checks honest.
 private final class PulseModelBox: Sendable {
-  private let model = Mutex(PulseModel())
+  private let model = Locked(PulseModel())
   func apply(_ o: PulseObservation) -> [SoundServerEvent] { model.withLock { $0.apply(o) } }
 }
 

@@ -91,13 +91,13 @@ private func keepCurrent(
 /// the index's search table in memory once one is built (`rebuildSearchTable`, on the index's
 /// own thread), through SQL until then.
 private final class IndexReader: @unchecked Sendable {
-  private let lock = Mutex(())
+  private let lock = Locked(())
   private var library: Library?
   private let path: String
   private let root: String
   /// The search table, and the last search's matches in it (which the next keystroke's
   /// search refines).
-  private let searching = Mutex<(table: SearchTable?, last: SearchMatches?)>((nil, nil))
+  private let searching = Locked<(table: SearchTable?, last: SearchMatches?)>((nil, nil))
 
   init(path: String, root: String) {
     self.path = path

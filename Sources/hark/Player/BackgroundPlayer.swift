@@ -6,7 +6,6 @@ import Platform
 import PlayerEngine
 import PlayerLink
 import Settings
-import Synchronization
 import TerminalUI
 
 /// The player the interface shows, in a process of its own: a full session client (calls,
@@ -92,14 +91,14 @@ enum BackgroundPlayer {
     // Saved at the end only once it has had a queue (restored, or given): a player that ends
     // before it was given anything (or before the saved queue was restored) leaves the file as
     // it was.
-    let hadQueue = Mutex(false)
+    let hadQueue = Locked(false)
     player.observe { snapshot, _ in
       if !snapshot.queue.isEmpty { hadQueue.withLock { $0 = true } }
     }
 
     // What is saved is the queue as it was when the player was told to end, before stopping
     // moved anything; and why it ended, for the interfaces that did not ask.
-    let kept = Mutex<(state: SavedState?, why: String)?>(nil)
+    let kept = Locked<(state: SavedState?, why: String)?>(nil)
     let end: @Sendable (String) -> Void = { why in
       let had = hadQueue.withLock { $0 }
       kept.withLock {

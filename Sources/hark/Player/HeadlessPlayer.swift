@@ -3,12 +3,12 @@ import AudioCore
 import Dispatch
 import Glibc
 import Loudness
+import Platform
 import PlayerEngine
 import PlayerLink
 import RemoteCommands
 import SessionClient
 import SessionCore
-import Synchronization
 
 /// `hark play --no-ui`: the queue played as a full session client, one line per thing that
 /// happens on stdout. Exits 0 when the queue has played to its end, 1 when nothing in it could
@@ -159,14 +159,14 @@ extension HeadlessPlayer {
 
 /// Why the headless player ended, for an interface attached to it.
 private final class Ending: Sendable {
-  private let words = Mutex<String?>(nil)
+  private let words = Locked<String?>(nil)
   func set(_ why: String) { words.withLock { $0 = $0 ?? why } }
   var why: String? { words.withLock { $0 } }
 }
 
 /// The state the last snapshot showed, for lines about changes.
 private final class LastState: Sendable {
-  private let state = Mutex(PlaybackState.stopped)
+  private let state = Locked(PlaybackState.stopped)
   func swap(_ new: PlaybackState) -> PlaybackState {
     state.withLock { s in
       defer { s = new }
@@ -177,7 +177,7 @@ private final class LastState: Sendable {
 
 /// The first exit status set wins: a signal after the end of the queue does not change it.
 private final class FirstStatus: Sendable {
-  private let status = Mutex<Int32?>(nil)
+  private let status = Locked<Int32?>(nil)
   func set(_ s: Int32) { status.withLock { $0 = $0 ?? s } }
   var value: Int32? { status.withLock { $0 } }
 }

@@ -1,13 +1,12 @@
 import Platform
 import PlayerEngine
-import Synchronization
 import SystemSleep
 
 /// Joins a player to the machine's sleep (logind): it pauses before the machine sleeps and
 /// holds the sleep back only while it plays. Made before the player (its configuration needs
 /// `hold`), started once the player exists.
 final class SleepLink: Sendable {
-  private let state = Mutex<(watcher: SleepWatcher?, hold: Bool, stopped: Bool)>(
+  private let state = Locked<(watcher: SleepWatcher?, hold: Bool, stopped: Bool)>(
     (nil, false, false))
 
   /// For `Player.Configuration.holdSleep`; remembered until the watcher is there.

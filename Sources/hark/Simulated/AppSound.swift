@@ -1,10 +1,10 @@
 import ALSAOutput
 import AudioCore
 import Glibc
+import Platform
 import PlayerEngine
 import Settings
 import SndFileDecoder
-import Synchronization
 
 /// Real sound for a simulated app, through the same engine as the player: a ring tone, an
 /// alarm chime, a spoken prompt, music. When the device will not open the app says so once and
@@ -93,7 +93,7 @@ private final class PathsBox: Sendable {
     var loop = false
     var whenDone: (@Sendable () -> Void)?
   }
-  private let state = Mutex(State())
+  private let state = Locked(State())
 
   func set(path: String, loop: Bool, whenDone: (@Sendable () -> Void)?) {
     state.withLock { $0 = State(path: path, loop: loop, whenDone: whenDone) }

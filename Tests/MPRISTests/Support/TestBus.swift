@@ -1,5 +1,6 @@
 import Glibc
 import MPRIS
+import Platform
 import Synchronization
 import Testing
 
@@ -9,7 +10,7 @@ final class TestBus: Sendable {
   let address: String
   let directory: String
   private let daemon: ChildProcess
-  private let children = Mutex<[ChildProcess]>([])
+  private let children = Locked<[ChildProcess]>([])
   private let stopped = Atomic<Bool>(false)
 
   private init(address: String, directory: String, daemon: ChildProcess) {
@@ -136,7 +137,7 @@ extension String {
 
 /// What the fake player's clients asked for, in order.
 final class RequestLog: Sendable {
-  private let requests = Mutex<[MPRISRequest]>([])
+  private let requests = Locked<[MPRISRequest]>([])
   private let ended = Atomic<Bool>(false)
 
   func append(_ request: MPRISRequest) { requests.withLock { $0.append(request) } }
@@ -149,7 +150,7 @@ final class RequestLog: Sendable {
 
 /// The position the fake player reports; moved by the test.
 final class PositionBox: Sendable {
-  private let value = Mutex<Duration>(.zero)
+  private let value = Locked<Duration>(.zero)
 
   var current: Duration {
     get { value.withLock { $0 } }

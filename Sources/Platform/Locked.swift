@@ -1,0 +1,51 @@
+import Glibc
+
+/// A value behind a lock: hark's one lock type, used where `Synchronization.Mutex` would be.
+/// Being a class, it can be captured by closures and shared as it is.
+///
+/// Why not `Mutex`: on Linux a contended `Mutex` is a priority-inheriting futex, handed from
+/// thread to thread inside the kernel, and ThreadSanitizer, which sees only what it
+/// intercepts, cannot tell that a lock ordered two accesses: every value behind a `Mutex`
+/// touched on two threads was now and then reported as a race, one suppression after another
+/// (stop 24's clean-clone CI: `ExternalEvents`' queue, posted by a watcher and drained by the
+/// session server's loop). A POSIX mutex is what TSan intercepts, so it sees the order, and a
+/// race it reports is one. The cost is the same where it matters: one atomic instruction to
+/// take and give back a free lock (glibc's fast path), a futex wait under contention.
+///
+/// Never taken on the render thread: the real-time path does not lock (the render loop uses
+/// atomics only).
+public final class Locked<Value: ~Copyable>: @unchecked Sendable {
+  private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+  private var value: Value
+
+  public init(_ value: consuming sending Value) {
+    mutex = .allocate(capacity: 1)
+    // Default attributes: a normal mutex (not recursive, no error checking); cannot fail.
+    pthread_mutex_init(mutex, nil)
+    self.value = value
+  }
+
+  deinit {
+    pthread_mutex_destroy(mutex)
+    mutex.deallocate()
+  }
+
+  /// Runs `body` on the value with the lock held; blocks while another thread holds it.
+  /// `body` must not take this lock again (the thread would wait for itself).
+  public func withLock<Result: ~Copyable, E: Error>(
+    _ body: (inout sending Value) throws(E) -> sending Result
+  ) throws(E) -> sending Result {
+    pthread_mutex_lock(mutex)
+    defer { pthread_mutex_unlock(mutex) }
+    return try body(&value)
+  }
+
+  /// Runs `body` as `withLock` does when the lock is free; nil, at once, when it is held.
+  public func withLockIfAvailable<Result: ~Copyable, E: Error>(
+    _ body: (inout sending Value) throws(E) -> sending Result
+  ) throws(E) -> sending Result? {
+    guard pthread_mutex_trylock(mutex) == 0 else { return nil }
+    defer { pthread_mutex_unlock(mutex) }
+    return try body(&value)
+  }
+}
