@@ -258,3 +258,74 @@ import Testing
     }
   }
 }
+
+/// Platform.Locked, hark's one lock (a POSIX mutex, so that ThreadSanitizer sees it).
+@Suite(.timeLimit(.minutes(1))) struct LockedTests {
+  /// Four threads add to one count and check that no other thread is inside the lock with
+  /// them: every increment is kept, and no two threads ever held it at once.
+  @Test func oneThreadAtATimeAndNoIncrementLost() throws {
+    struct Count {
+      var total = 0
+      var inside = 0
+      var overlaps = 0
+    }
+    let count = Locked(Count())
+    let threads = try (0..<4).map { _ in
+      try JoinableThread {
+        for _ in 0..<20_000 {
+          count.withLock { c in
+            c.inside += 1
+            if c.inside != 1 { c.overlaps += 1 }
+            c.total += 1
+            c.inside -= 1
+          }
+        }
+      }
+    }
+    for thread in threads { thread.join() }
+    let result = count.withLock { $0 }
+    #expect(result.total == 80_000)
+    #expect(result.overlaps == 0)
+  }
+
+  /// withLockIfAvailable answers nil at once while another thread holds the lock, and runs
+  /// once it is given back.
+  @Test func ifAvailableDoesNotWaitForAHeldLock() throws {
+    let value = Locked(1)
+    let held = Platform.Semaphore()
+    let release = Platform.Semaphore()
+    let holder = try JoinableThread {
+      value.withLock { v in
+        v = 2
+        held.signal()
+        release.wait()
+      }
+    }
+    held.wait()
+    #expect(value.withLockIfAvailable { $0 } == nil)
+    release.signal()
+    holder.join()
+    #expect(value.withLockIfAvailable { $0 } == 2)
+  }
+
+  /// The value goes with the lock (nothing of it is kept after the last reference).
+  @Test func theValueIsReleasedWithTheLock() {
+    final class Box: Sendable {}
+    weak var weakBox: Box?
+    do {
+      let box = Box()
+      weakBox = box
+      let locked = Locked(box)
+      locked.withLock { _ in }
+    }
+    #expect(weakBox == nil)
+  }
+
+  /// What the body throws comes out of withLock, and the lock is free after it.
+  @Test func aThrowingBodyGivesTheLockBack() {
+    struct Refused: Error {}
+    let value = Locked(0)
+    #expect(throws: Refused.self) { try value.withLock { _ throws(Refused) in throw Refused() } }
+    #expect(value.withLockIfAvailable { $0 } == 0)
+  }
+}
