@@ -482,5 +482,5 @@ extension PlayerMessage {
   /// The message as a line of a hello (capitalised, as the status line shows it): how an
   /// announcement reaches an interface that attaches after it (`announce`), or with its first
   /// snapshot (`RemotePlayer.attach`).
-  var helloLine: String { description.prefix(1).uppercased() + description.dropFirst() }
+  var helloLine: String { description.capitalisedFirst }
 }

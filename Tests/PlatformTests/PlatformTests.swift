@@ -329,3 +329,17 @@ import Testing
     #expect(value.withLockIfAvailable { $0 } == 0)
   }
 }
+
+@Suite struct TextTests {
+  /// A message's first character in capitals, the rest untouched, as the status line shows it.
+  @Test(arguments: [
+    ("cannot open 'a.flac': no such file", "Cannot open 'a.flac': no such file"),
+    ("écoute: 3 tracks", "Écoute: 3 tracks"),
+    ("already Capitalised — keep 'x'", "Already Capitalised — keep 'x'"),
+    ("'quoted' first", "'quoted' first"),
+    ("", ""),
+  ])
+  func capitalisedFirst(line: String, shown: String) {
+    #expect(line.capitalisedFirst == shown)
+  }
+}

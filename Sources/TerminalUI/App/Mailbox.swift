@@ -113,7 +113,7 @@ final class BackgroundWorker: @unchecked Sendable {
   /// Lines for the status line, capitalised as it shows them.
   private func say(_ lines: [String]) {
     guard !lines.isEmpty else { return }
-    let capitalised = lines.map { $0.prefix(1).uppercased() + $0.dropFirst() }
+    let capitalised = lines.map(\.capitalisedFirst)
     mailbox.post { $0.messages += capitalised }
   }
 
@@ -223,7 +223,7 @@ final class BackgroundWorker: @unchecked Sendable {
               : "Saved the queue as '\(saved.path)'")
             + " (\(n) track\(n == 1 ? "" : "s"))"
         case .failure(let error):
-          line = error.message.prefix(1).uppercased() + error.message.dropFirst()
+          line = error.message.capitalisedFirst
         }
         mailbox.post { $0.messages.append(line) }
       case .job(.cover(let path, let columns, let rows, let colors, let pixels)):

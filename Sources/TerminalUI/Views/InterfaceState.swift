@@ -1,3 +1,4 @@
+import Platform
 import PlayerEngine
 import SessionCore
 
@@ -290,7 +291,7 @@ public struct InterfaceState: Sendable {
       case .queueCleared(let count):
         text = "Cleared the queue of \(tracks(count)) (\(undo) brings them back)"
       default:
-        text = capitalized(message.description)
+        text = message.description.capitalisedFirst
       }
       switch message {
       case .queueReplaced, .queueCleared, .undone, .nothingToUndo, .handedOver: aboutState = false
@@ -298,7 +299,7 @@ public struct InterfaceState: Sendable {
       }
       say(text, style: message.isProblem ? .error : .normal, now: now, isAboutState: aboutState)
     case .outputFailed(let line):
-      say(capitalized(line), style: .error, now: now, isAboutState: true)
+      say(line.capitalisedFirst, style: .error, now: now, isAboutState: true)
     case .queueEnded(let nothingPlayed):
       say(
         nothingPlayed ? "Nothing in the queue could be played" : "End of the queue",
@@ -349,11 +350,6 @@ public struct InterfaceState: Sendable {
   }
 
   private func tracks(_ n: Int) -> String { n == 1 ? "1 track" : "\(n) tracks" }
-
-  private func capitalized(_ line: String) -> String {
-    guard let first = line.first else { return line }
-    return first.uppercased() + line.dropFirst()
-  }
 
   // MARK: Keys
 
@@ -621,7 +617,7 @@ public struct InterfaceState: Sendable {
     switch p.kind {
     case .saveQueue:
       if let problem = Playlists.problem(with: p.text) {
-        say(problem.prefix(1).uppercased() + problem.dropFirst(), style: .warning, now: now)
+        say(problem.capitalisedFirst, style: .warning, now: now)
         return []
       }
       prompt = nil

@@ -241,7 +241,3 @@ private final class IndexReader: @unchecked Sendable {
     return IndexListing(rows: rows, tags: tags)
   }
 }
-
-extension String {
-  fileprivate var capitalisedFirst: String { prefix(1).uppercased() + dropFirst() }
-}

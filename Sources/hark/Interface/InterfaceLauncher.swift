@@ -40,7 +40,7 @@ enum InterfaceLauncher {
         for p in problems { FileHandleStderr.write("hark: \(p.escapingControlCharacters)\n") }
         die("nothing to play")
       }
-      startup += problems.map { $0.prefix(1).uppercased() + $0.dropFirst() }
+      startup += problems.map(\.capitalisedFirst)
       files = found.map(Folder.absolute)
       if paths.count == 1 {
         let one = Folder.absolute(paths[0])

@@ -86,7 +86,7 @@ enum BackgroundPlayer {
     // before handing it over cannot make the player save an empty queue over it.
     let stateFile = StateFile.standard
     if let problem = stateFile?.prepare() {
-      lines.append(problem.prefix(1).uppercased() + problem.dropFirst())
+      lines.append(problem.capitalisedFirst)
     }
     // Saved at the end only once it has had a queue (restored, or given): a player that ends
     // before it was given anything (or before the saved queue was restored) leaves the file as
