@@ -14,9 +14,12 @@ import Glibc
 ///
 /// Never taken on the render thread: the real-time path does not lock (the render loop uses
 /// atomics only).
+///
+/// Its calls are inlinable, as `Mutex`'s are, so that each caller's is specialised for its
+/// value rather than going through the generic one in this module.
 public final class Locked<Value: ~Copyable>: @unchecked Sendable {
-  private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-  private var value: Value
+  @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+  @usableFromInline var value: Value
 
   public init(_ value: consuming sending Value) {
     mutex = .allocate(capacity: 1)
@@ -32,6 +35,7 @@ public final class Locked<Value: ~Copyable>: @unchecked Sendable {
 
   /// Runs `body` on the value with the lock held; blocks while another thread holds it.
   /// `body` must not take this lock again (the thread would wait for itself).
+  @inlinable
   public func withLock<Result: ~Copyable, E: Error>(
     _ body: (inout sending Value) throws(E) -> sending Result
   ) throws(E) -> sending Result {
@@ -41,6 +45,7 @@ public final class Locked<Value: ~Copyable>: @unchecked Sendable {
   }
 
   /// Runs `body` as `withLock` does when the lock is free; nil, at once, when it is held.
+  @inlinable
   public func withLockIfAvailable<Result: ~Copyable, E: Error>(
     _ body: (inout sending Value) throws(E) -> sending Result
   ) throws(E) -> sending Result? {
