@@ -23,8 +23,13 @@ public final class Locked<Value: ~Copyable>: @unchecked Sendable {
 
   public init(_ value: consuming sending Value) {
     mutex = .allocate(capacity: 1)
-    // Default attributes: a normal mutex (not recursive, no error checking); cannot fail.
-    pthread_mutex_init(mutex, nil)
+    // Error-checking, so that a thread taking the lock it holds stops with a message (as a
+    // `Mutex` does) instead of waiting for itself for ever; as cheap as a normal one untaken.
+    var attributes = pthread_mutexattr_t()
+    pthread_mutexattr_init(&attributes)
+    pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
+    pthread_mutex_init(mutex, &attributes)
+    pthread_mutexattr_destroy(&attributes)
     self.value = value
   }
 
@@ -34,17 +39,20 @@ public final class Locked<Value: ~Copyable>: @unchecked Sendable {
   }
 
   /// Runs `body` on the value with the lock held; blocks while another thread holds it.
-  /// `body` must not take this lock again (the thread would wait for itself).
+  /// `body` must not take this lock again: that stops the process (EDEADLK), as a `Mutex`'s
+  /// does.
   @inlinable
   public func withLock<Result: ~Copyable, E: Error>(
     _ body: (inout sending Value) throws(E) -> sending Result
   ) throws(E) -> sending Result {
-    pthread_mutex_lock(mutex)
+    let taken = pthread_mutex_lock(mutex)
+    precondition(taken == 0, "Locked: the lock taken again by the thread holding it")
     defer { pthread_mutex_unlock(mutex) }
     return try body(&value)
   }
 
-  /// Runs `body` as `withLock` does when the lock is free; nil, at once, when it is held.
+  /// Runs `body` as `withLock` does when the lock is free; nil, at once, when it is held (by
+  /// this thread too, where a `Mutex` would stop the process).
   @inlinable
   public func withLockIfAvailable<Result: ~Copyable, E: Error>(
     _ body: (inout sending Value) throws(E) -> sending Result

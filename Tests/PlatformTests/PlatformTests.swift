@@ -321,6 +321,15 @@ import Testing
     #expect(weakBox == nil)
   }
 
+  /// A thread taking the lock it holds stops the process with a message, as a Mutex does,
+  /// rather than waiting for itself for ever.
+  @Test func takingTheLockAgainOnItsOwnThreadStopsTheProcess() async {
+    await #expect(processExitsWith: .failure) {
+      let value = Locked(0)
+      value.withLock { _ in value.withLock { $0 += 1 } }
+    }
+  }
+
   /// What the body throws comes out of withLock, and the lock is free after it.
   @Test func aThrowingBodyGivesTheLockBack() {
     struct Refused: Error {}
