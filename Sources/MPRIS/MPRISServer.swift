@@ -1,6 +1,5 @@
 import Glibc
 import Platform
-import Synchronization
 
 /// An MPRIS2 server (org.mpris.MediaPlayer2 and its Player interface) on the D-Bus session bus,
 /// for one player: the owner.

@@ -21,17 +21,13 @@ public final class JackWatcher: Sendable {
   /// (or when the watcher is released: a task iterating the stream does not keep it alive).
   public let events: AsyncStream<JackEvent>
   private let continuation: AsyncStream<JackEvent>.Continuation
-  private let shared = SharedState()
+  /// What the caller's threads and the watcher thread share.
+  private let shared = Locked(Shared())
 
   private struct Shared: Sendable {
     var outputs: [Route] = []
     var thread: JoinableThread?
     var wake: WakePipe?
-  }
-
-  /// What the caller's threads and the watcher thread share.
-  private final class SharedState: Sendable {
-    let mutex = Locked(Shared())
   }
 
   /// The watcher thread's name, as `top -H` and /proc show it.
@@ -68,7 +64,7 @@ public final class JackWatcher: Sendable {
       wakeReader: wake.readFD, nodes: CardNodes(directory: cardDirectory),
       extraControls: extraControls,
       report: { [continuation, shared] outputs, events in
-        shared.mutex.withLock { $0.outputs = outputs }
+        shared.withLock { $0.outputs = outputs }
         for event in events { continuation.yield(event) }
       })
     loop.start()
@@ -81,7 +77,7 @@ public final class JackWatcher: Sendable {
     } catch {
       preconditionFailure("cannot start the jack watcher's thread: \(error)")
     }
-    shared.mutex.withLock {
+    shared.withLock {
       $0.thread = thread
       $0.wake = wake
     }
@@ -91,12 +87,12 @@ public final class JackWatcher: Sendable {
 
   /// Every output plugged in now, card by card (jacks whose value is on, and USB audio cards).
   /// Built-in speakers are not listed: they are always there and have no jack of their own.
-  public var outputs: [Route] { shared.mutex.withLock { $0.outputs } }
+  public var outputs: [Route] { shared.withLock { $0.outputs } }
 
   /// Stops watching: wakes the thread, waits for it to close every control device, and
   /// finishes `events`. Safe to call more than once, from any thread but the watcher's.
   public func close() {
-    let running = shared.mutex.withLock { state -> (JoinableThread, WakePipe)? in
+    let running = shared.withLock { state -> (JoinableThread, WakePipe)? in
       guard let thread = state.thread, let wake = state.wake else { return nil }
       state.thread = nil
       state.wake = nil

@@ -2,7 +2,6 @@ import Glibc
 import Platform
 import PlayerEngine
 import SessionCore
-import Synchronization
 
 /// The terminal interface: a library browser, the queue, the now-playing bar, a status line
 /// that says why playback is paused or quiet, a route picker and a help overlay, driven by
