@@ -132,6 +132,35 @@ import Testing
     #expect(try library.count() == 1)
   }
 
+  /// An index of schema 2 (before the index in search order) is brought up to date in place:
+  /// nothing set aside or read again, the index by artist no query used gone, the one in order
+  /// made, and search (which names it) finds its tracks either way it takes.
+  @Test func anIndexOfSchemaTwoIsUpgradedInPlace() throws {
+    let library = try makeLibrary()
+    _ = try library.scan(music)
+    let made = system(
+      """
+      sqlite3 '\(index)' "DROP INDEX tracks_in_order; \
+      CREATE INDEX tracks_by_artist ON tracks (artist, album, disc, track); \
+      PRAGMA user_version = 2;"
+      """)
+    try #require(made == 0, "sqlite3 could not make a schema-2 index")
+    let upgraded = try Library(path: index)
+    #expect(upgraded.setAside == nil, "\(upgraded.setAside ?? "")")
+    #expect(try upgraded.scan(music) == ScanReport(found: 3, read: 0, removed: 0, unreadable: 0))
+    let schema = try #require(
+      try Database(path: index).scalar(
+        "SELECT group_concat(name) FROM sqlite_master WHERE type = 'index' AND name LIKE 'tracks_%'"
+      ))
+    #expect(schema == "tracks_in_order")
+    #expect(try Database(path: index).scalar("PRAGMA user_version") == "3")
+    for crowded in [3000, 0] {
+      upgraded.crowded = crowded
+      #expect(try upgraded.search("zoe").map(\.artist) == ["Zoë"])
+      #expect(try upgraded.search("s").map(\.title) == ["Svefn-g-englar", "100% Pure", "Song 3"])
+    }
+  }
+
   @Test func aDamagedOrForeignIndexIsSetAsideAndRebuilt() throws {
     _ = try makeLibrary()
     _ = system("mkdir -p \"$(dirname '\(index)')\" && head -c 8192 /dev/urandom > '\(index)'")

@@ -106,7 +106,8 @@ import Testing
     "l", "lo", "lov", "love", "lovel", "love", "love ", "love s", "love so", "z", "zo", "zoe",
     "zoe 19", "q", "qu", "quetzalcoatl", "sigur", "sigur ", "sigur r", "sigur ros", "SIGUR RÓS",
     "agaetis", "ae", "oe", "ss", "100%", "100", "under_", "under%", "e", "é", "2", " ", "  x  ",
-    "post rock", "post-rock", "rock post", "nothing-like-this",
+    "post rock", "post-rock", "rock post", "nothing-like-this", "\"love\"", "lo\"ve", "love*",
+    "love OR song", "NEAR(love song)",
   ]
 
   @Test func theTableFindsWhatTheIndexFindsInTheSameOrder() throws {
@@ -122,6 +123,16 @@ import Testing
       #expect(fresh.rows == refined.rows, "'\(query)' after '\(previous?.query ?? "")'")
       #expect(memory(table, fresh) == (try sql(library, query)), "'\(query)'")
       previous = (query, refined)
+    }
+    // The index's other way, for a word many tracks hold (reading the tracks in order to the
+    // limit): the same tracks in the same order, whether it is taken for some words or all.
+    for crowded in [100, 0] {
+      library.crowded = crowded
+      for query in Self.typed {
+        #expect(
+          memory(table, table.matches(query)) == (try sql(library, query)),
+          "'\(query)', crowded at \(crowded)")
+      }
     }
   }
 
