@@ -54,12 +54,17 @@ public struct ScanProgress: Sendable {
 public final class Library {
   private let database: Database
   public let path: String
-  /// Said when the database at `path` could not be used and was set aside.
-  public private(set) var setAside: String?
+  /// Said when the database at `path` could not be used and was set aside, for a program that
+  /// indexes the music folder again: "the library index '…' was set aside as '…' (why);
+  /// rebuilding it".
+  public var setAside: String? { setAsideAs.map { $0 + "; rebuilding it" } }
+  /// The same without what is done next: "the library index '…' was set aside as '…' (why)".
+  public private(set) var setAsideAs: String?
 
   /// The schema's version (PRAGMA user_version) and an application id ("hark").
   /// 2: the search index (tracks_search). 3: the tracks in search order (tracks_in_order), in
-  /// place of an index by artist that no query used.
+  /// place of an index by artist that no query used; Greek, Cyrillic and Vietnamese letters
+  /// folded (SearchText).
   static let schemaVersion = 3
   static let applicationID: Int32 = 0x6861_726B
 
@@ -87,13 +92,12 @@ public final class Library {
       let aside = path + ".broken-\(time(nil))"
       rename(FileName.c(path), FileName.c(aside))
       for suffix in ["-wal", "-shm"] { unlink(FileName.c(path + suffix)) }
-      setAside =
-        "the library index '\(path)' was set aside as '\(aside)' (\(problem)); rebuilding it"
+      setAsideAs = "the library index '\(path)' was set aside as '\(aside)' (\(problem))"
     }
     database = try Database(path: path)
-    // Schemas 1 (before the search index) and 2 (before the index in order) are brought up to
-    // date in place: their tracks stay, and the indexes are built from them (about 0.4 s at
-    // 50,000 tracks), rather than every file read again.
+    // Schemas 1 (before the search index) and 2 (before the index in order and the folding of
+    // every script) are brought up to date in place (`upgrade`): their tracks stay, and the
+    // indexes are built from them, rather than every file read again.
     let before = (try? database.scalar("PRAGMA user_version")).flatMap { Int($0 ?? "") } ?? 0
     try database.execute(
       """
@@ -132,10 +136,50 @@ public final class Library {
           VALUES ('delete', old.rowid, old.folded);
         INSERT INTO tracks_search (rowid, folded) VALUES (new.rowid, new.folded);
       END;
-      PRAGMA user_version = \(Self.schemaVersion);
       """)
-    if before == 1 {
-      try database.execute("INSERT INTO tracks_search (tracks_search) VALUES ('rebuild')")
+    if (1..<Self.schemaVersion).contains(before) {
+      try upgrade()
+    } else if before == 0 {
+      try database.execute("PRAGMA user_version = \(Self.schemaVersion)")
+    }
+  }
+
+  /// Brings an index of an earlier schema up to date, in one transaction with its version (a
+  /// connection that opened it meanwhile, such as the interface's beside its scan, finds the
+  /// work done): the folding of schemas 1 and 2 knew Latin letters only, so every track's
+  /// folded text is made again from its tags, and the changed ones written (the triggers
+  /// keep the search index in step); schema 1's search index is built.
+  private func upgrade() throws(SQLiteError) {
+    try database.execute("BEGIN IMMEDIATE")
+    do throws(SQLiteError) {
+      let version = Int(try database.scalar("PRAGMA user_version") ?? "0") ?? 0
+      if version < Self.schemaVersion {
+        // First, as the triggers that keep it in step with the folded text below expect it.
+        if version == 1 {
+          try database.execute("INSERT INTO tracks_search (tracks_search) VALUES ('rebuild')")
+        }
+        let rows = try database.prepare(
+          "SELECT rowid, path, title, artist, album_artist, album, genre, year, folded FROM tracks")
+        var changed: [(rowid: Int, folded: String)] = []
+        while try rows.step() {
+          var t = IndexedTrack(path: rows.text(1) ?? "")
+          t.title = rows.text(2)
+          t.artist = rows.text(3)
+          t.albumArtist = rows.text(4)
+          t.album = rows.text(5)
+          t.genre = rows.text(6)
+          t.year = rows.integer(7)
+          let folded = Self.folded(t)
+          if folded != rows.text(8), let rowid = rows.integer(0) { changed.append((rowid, folded)) }
+        }
+        let update = try database.prepare("UPDATE tracks SET folded = ?2 WHERE rowid = ?1")
+        for c in changed { try update.run([.integer(c.rowid), .text(c.folded)]) }
+        try database.execute("PRAGMA user_version = \(Self.schemaVersion)")
+      }
+      try database.execute("COMMIT")
+    } catch {
+      try? database.execute("ROLLBACK")
+      throw error
     }
   }
 
@@ -145,7 +189,7 @@ public final class Library {
       guard let check = try? db.scalar("PRAGMA quick_check") else {
         return "it is not a database"
       }
-      guard check == "ok" else { return "it is damaged: \(check)" }
+      guard check == "ok" else { return "it is damaged: " + Self.firstProblem(check) }
     } else if (try? db.scalar("PRAGMA schema_version")) == nil {
       return "it is not a database"
     }
@@ -158,6 +202,15 @@ public final class Library {
     // 1 and 2 are brought up to date in place (init).
     if ![1, 2, schemaVersion].contains(version) { return "it is of another version (\(version))" }
     return nil
+  }
+
+  /// The first of the problems `PRAGMA quick_check` lists, one per line after a line naming
+  /// the database, and how many more: "Page 8: btreeInitPage() returns error code 11 (and 11
+  /// more)", for a message of one line.
+  static func firstProblem(_ check: String) -> String {
+    let lines = check.split(separator: "\n").map(String.init).filter { !$0.hasPrefix("*** ") }
+    guard let first = lines.first else { return check }
+    return first + (lines.count > 1 ? " (and \(lines.count - 1) more)" : "")
   }
 
   // MARK: Scanning
@@ -280,18 +333,24 @@ public final class Library {
     return track
   }
 
-  static func values(_ t: IndexedTrack, size: Int, mtime: Int) -> [Statement.Value?] {
+  /// What search looks in, folded: the title (else the file's name), artist, album artist,
+  /// album, genre, the file's name and the year.
+  static func folded(_ t: IndexedTrack) -> String {
     let name = QueueLoader.title(fromPath: t.path)
     let searchable =
       [t.title ?? name, t.artist, t.albumArtist, t.album, t.genre, name]
       .compactMap { $0 }.joined(separator: " ") + (t.year.map { " \($0)" } ?? "")
-    return [
+    return SearchText.folded(searchable)
+  }
+
+  static func values(_ t: IndexedTrack, size: Int, mtime: Int) -> [Statement.Value?] {
+    [
       .text(t.path), .integer(size), .integer(mtime), t.title.map { .text($0) },
       t.artist.map { .text($0) }, t.albumArtist.map { .text($0) }, t.album.map { .text($0) },
       t.trackNumber.map { .integer($0) }, t.disc.map { .integer($0) }, t.year.map { .integer($0) },
       t.genre.map { .text($0) }, t.seconds.map { .real($0) }, t.trackGain.map { .real($0) },
       t.albumGain.map { .real($0) }, .integer(t.hasCover ? 1 : 0), t.problem.map { .text($0) },
-      .text(SearchText.folded(searchable)),
+      .text(folded(t)),
     ]
   }
 

@@ -132,9 +132,10 @@ import Testing
     #expect(try library.count() == 1)
   }
 
-  /// An index of schema 2 (before the index in search order) is brought up to date in place:
-  /// nothing set aside or read again, the index by artist no query used gone, the one in order
-  /// made, and search (which names it) finds its tracks either way it takes.
+  /// An index of schema 2 (before the index in search order, and folding Latin letters only)
+  /// is brought up to date in place: nothing set aside or read again, the index by artist no
+  /// query used gone, the one in order made, every track's text folded again ("nguyen" finds
+  /// "Nguyễn"), and search finds its tracks either way it takes.
   @Test func anIndexOfSchemaTwoIsUpgradedInPlace() throws {
     let library = try makeLibrary()
     _ = try library.scan(music)
@@ -142,6 +143,8 @@ import Testing
       """
       sqlite3 '\(index)' "DROP INDEX tracks_in_order; \
       CREATE INDEX tracks_by_artist ON tracks (artist, album, disc, track); \
+      INSERT INTO tracks (path, size, mtime, title, artist, folded) VALUES \
+      ('/elsewhere/01.flac', 1, 1, 'Bài ca', 'Nguyễn Văn Tý', 'bài ca nguyễn văn tý 01'); \
       PRAGMA user_version = 2;"
       """)
     try #require(made == 0, "sqlite3 could not make a schema-2 index")
@@ -158,6 +161,33 @@ import Testing
       upgraded.crowded = crowded
       #expect(try upgraded.search("zoe").map(\.artist) == ["Zoë"])
       #expect(try upgraded.search("s").map(\.title) == ["Svefn-g-englar", "100% Pure", "Song 3"])
+      #expect(try upgraded.search("nguyen van").map(\.title) == ["Bài ca"], "folded again")
+    }
+  }
+
+  /// A damaged index is said in one line: the first problem SQLite's check lists, and how many
+  /// more (the check lists one a line, after a line naming the database).
+  @Test func aDamagedIndexIsSaidInOneLine() {
+    let check = """
+      *** in database main ***
+      Page 8: btreeInitPage() returns error code 11
+      Page 31: btreeInitPage() returns error code 11
+      Page 32: btreeInitPage() returns error code 11
+      """
+    #expect(
+      Library.firstProblem(check) == "Page 8: btreeInitPage() returns error code 11 (and 2 more)")
+    #expect(Library.firstProblem("row 3 missing from index x") == "row 3 missing from index x")
+  }
+
+  /// A search without a limit lists every match, in the library's order, either way it goes.
+  @Test func aSearchWithoutALimitListsEveryMatch() throws {
+    let library = try makeLibrary()
+    _ = try library.scan(music)
+    for crowded in [3000, 0] {
+      library.crowded = crowded
+      #expect(try library.search("s", limit: 2).count == 2)
+      #expect(try library.search("s", limit: Int.max).count == 3)
+      #expect(try library.search("pure", limit: Int.max).map(\.title) == ["100% Pure"])
     }
   }
 
