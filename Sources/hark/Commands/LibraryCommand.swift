@@ -59,16 +59,30 @@ struct LibraryCommand: AsyncParsableCommand {
       commandName: "search",
       abstract: "List the indexed tracks matching every word, by any field.",
       discussion: """
-        Case and accents do not matter: 'zoe' finds 'Zoë', 'sigur ros' finds 'Sigur Rós'. One \
-        line per track: artist, title, album and year, then the file.
+        Case and accents do not matter: 'zoe' finds 'Zoë', 'sigur ros' finds 'Sigur Rós', \
+        'nguyen' finds 'Nguyễn'. One line per track, every track found, in the library's \
+        order: artist, title, album and year, then the file.
         """)
     @Argument(help: "Words to find in the title, artist, album, genre, file name or year.")
-    var words: [String] = []
+    var words: [String]
+
+    func validate() throws {
+      guard words.contains(where: { $0.contains { $0 != " " } }) else {
+        throw ValidationError("name a word to find, as in 'hark library search sigur ros'")
+      }
+    }
 
     func run() async throws {
-      let library = openLibrary()
+      let library = openLibrary(scanning: false)
       let found: [IndexedTrack]
-      do { found = try library.search(words.joined(separator: " ")) } catch {
+      do {
+        found = try library.search(words.joined(separator: " "), limit: Int.max)
+        if found.isEmpty, try library.count() == 0 {
+          die(
+            "the library index '\(library.path.shown)' holds no tracks yet: 'hark library scan'"
+              + " indexes the music folder")
+        }
+      } catch {
         die("cannot read the library index '\(library.path.shown)': \(error)")
       }
       for t in found {
@@ -83,12 +97,16 @@ struct LibraryCommand: AsyncParsableCommand {
   }
 }
 
-/// The index at its usual place; dies with the reason when it cannot be opened.
-private func openLibrary() -> Library {
+/// The index at its usual place; dies with the reason when it cannot be opened. One that was
+/// set aside is said, with what builds it again: this scan, else `hark library scan`.
+private func openLibrary(scanning: Bool = true) -> Library {
   guard let path = Library.defaultPath() else { die("no home folder for the library index") }
   do {
     let library = try Library(path: path)
-    if let aside = library.setAside { FileHandleStderr.write("hark: \(aside)\n") }
+    if let aside = library.setAsideAs {
+      let next = scanning ? "rebuilding it" : "'hark library scan' builds it again"
+      FileHandleStderr.write("hark: \(aside); \(next)\n")
+    }
     return library
   } catch {
     die("cannot open the library index '\(path.shown)': \(error)")
