@@ -509,15 +509,24 @@ public final class Library {
     return try s.step()
   }
 
-  /// The album artists (else artists) under `root`, A–Z without case, with their track counts.
+  /// The album artists (else artists) under `root`, A–Z in name order (without case or
+  /// accents, numbers by value: `NameOrder`), with their track counts; no artist last.
   public func artists(under root: String) throws(SQLiteError) -> [(name: String?, tracks: Int)] {
     let s = try database.prepare(
       "SELECT coalesce(album_artist, artist) AS a, count(*) FROM tracks WHERE \(Self.under)"
-        + " GROUP BY a ORDER BY a IS NULL, a COLLATE NOCASE")
+        + " GROUP BY a")
     try s.bind(Self.underValues(root))
-    var out: [(String?, Int)] = []
+    var out: [(name: String?, tracks: Int)] = []
     while try s.step() { out.append((s.text(0), s.integer(1) ?? 0)) }
-    return out
+    return Self.inNameOrder(out)
+  }
+
+  /// `rows` by their names in name order, those without a name last.
+  private static func inNameOrder(_ rows: [(name: String?, tracks: Int)]) -> [(
+    name: String?, tracks: Int
+  )] {
+    rows.filter { $0.name != nil }.sorted(byName: { $0.name ?? "" })
+      + rows.filter { $0.name == nil }
   }
 
   /// Albums under `root`: of one artist (by year), of one genre, or all (A–Z).
@@ -537,29 +546,44 @@ public final class Library {
       values.append(genre.map { .text($0) })
     }
     sql += " GROUP BY a, album"
-    sql +=
-      artist != nil
-      ? " ORDER BY min(year) IS NULL, min(year), album COLLATE NOCASE"
-      : " ORDER BY album IS NULL, album COLLATE NOCASE, a COLLATE NOCASE"
     let s = try database.prepare(sql)
     try s.bind(values)
-    var out: [Album] = []
+    var albums: [Album] = []
     while try s.step() {
-      out.append(
+      albums.append(
         Album(artist: s.text(0), title: s.text(1), year: s.integer(2), tracks: s.integer(3) ?? 0))
     }
-    return out
+    // In name order (`NameOrder`: "Ágætis byrjun" among the A's, "Vol. 2" before "Vol. 10"),
+    // each name folded once; an artist's by year first, those without a year after.
+    let keyed = albums.map {
+      (album: $0, title: $0.title.map(NameOrder.init), artist: $0.artist.map(NameOrder.init))
+    }
+    func less(_ a: NameOrder?, _ b: NameOrder?) -> Bool? {
+      switch (a, b) {
+      case (nil, nil): return nil
+      case (nil, _): return false
+      case (_, nil): return true
+      case (let a?, let b?): return a == b ? nil : a < b
+      }
+    }
+    return keyed.sorted { x, y in
+      if artist != nil, x.album.year != y.album.year {
+        guard let a = x.album.year else { return false }
+        guard let b = y.album.year else { return true }
+        return a < b
+      }
+      return less(x.title, y.title) ?? less(x.artist, y.artist) ?? false
+    }.map(\.album)
   }
 
-  /// The genres under `root`, A–Z, with their track counts.
+  /// The genres under `root`, A–Z in name order, with their track counts; no genre last.
   public func genres(under root: String) throws(SQLiteError) -> [(name: String?, tracks: Int)] {
     let s = try database.prepare(
-      "SELECT genre, count(*) FROM tracks WHERE \(Self.under)"
-        + " GROUP BY genre ORDER BY genre IS NULL, genre COLLATE NOCASE")
+      "SELECT genre, count(*) FROM tracks WHERE \(Self.under) GROUP BY genre")
     try s.bind(Self.underValues(root))
-    var out: [(String?, Int)] = []
+    var out: [(name: String?, tracks: Int)] = []
     while try s.step() { out.append((s.text(0), s.integer(1) ?? 0)) }
-    return out
+    return Self.inNameOrder(out)
   }
 
   /// One album's tracks, by disc and track number.

@@ -171,7 +171,7 @@ public enum QueueLoader {
       let sheets = QueueLoader.cueSheets(in: directory, names)
       let cut = Set(sheets.values.flatMap(\.files))
       var out: [String] = []
-      for name in names.sorted(by: { $0.localizedStandardLess($1) }) {
+      for name in names.sorted(byName: { $0 }) {
         let path = directory.hasSuffix("/") ? directory + name : directory + "/" + name
         if let sheet = sheets[path] {
           out += sheet.references(path)
@@ -263,13 +263,33 @@ public enum QueueLoader {
 }
 
 extension String {
-  /// Name order as people expect: "track 2" before "track 10", letters without case. Runs of
-  /// digits compare by value, however long (dates, catalogue numbers), without converting them.
-  /// Names equal that way ("Track01", "track1") fall back to their characters, so the order is
-  /// total and the library and the queue list a folder alike.
+  /// Name order as people expect: "track 2" before "track 10", letters without case or accents
+  /// ("Ágætis" among the A's, "Øresund" among the O's, as search folds them). Runs of digits
+  /// compare by value, however long (dates, catalogue numbers), without converting them. Names
+  /// equal that way ("Track01", "track1") fall back to their characters, so the order is total
+  /// and the library and the queue list a folder alike. To sort many names, `NameOrder` folds
+  /// each once.
   public func localizedStandardLess(_ other: String) -> Bool {
-    let a = Array(unicodeScalars)
-    let b = Array(other.unicodeScalars)
+    NameOrder(self) < NameOrder(other)
+  }
+}
+
+/// A name's place in name order (`String.localizedStandardLess`), its folding done once: for a
+/// sort of many names, where folding both at every comparison would cost more than the sort.
+public struct NameOrder: Comparable, Sendable {
+  public let name: String
+  private let folded: [Unicode.Scalar]
+
+  public init(_ name: String) {
+    self.name = name
+    folded = Array(SearchText.folded(name).unicodeScalars)
+  }
+
+  public static func == (a: NameOrder, b: NameOrder) -> Bool { a.name == b.name }
+
+  public static func < (x: NameOrder, y: NameOrder) -> Bool {
+    let a = x.folded
+    let b = y.folded
     var i = 0
     var j = 0
     func isDigit(_ c: Unicode.Scalar) -> Bool { c >= "0" && c <= "9" }
@@ -285,18 +305,23 @@ extension String {
         var sj = j
         while sj < ej - 1 && b[sj] == "0" { sj += 1 }
         if ei - si != ej - sj { return ei - si < ej - sj }
-        for (x, y) in zip(a[si..<ei], b[sj..<ej]) where x != y { return x < y }
+        for (p, q) in zip(a[si..<ei], b[sj..<ej]) where p != q { return p < q }
         i = ei
         j = ej
         continue
       }
-      let x = String(a[i]).lowercased()
-      let y = String(b[j]).lowercased()
-      if x != y { return x < y }
+      if a[i] != b[j] { return a[i] < b[j] }
       i += 1
       j += 1
     }
     if a.count - i != b.count - j { return a.count - i < b.count - j }
-    return self < other
+    return x.name < y.name
+  }
+}
+
+extension Sequence {
+  /// The elements sorted by the names `name` gives them, in name order, each name folded once.
+  public func sorted(byName name: (Element) -> String) -> [Element] {
+    map { (NameOrder(name($0)), $0) }.sorted { $0.0 < $1.0 }.map(\.1)
   }
 }

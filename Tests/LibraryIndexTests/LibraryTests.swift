@@ -102,6 +102,10 @@ import Testing
     #expect(try library.search("zo svefn").isEmpty)
     #expect(try library.search("").count == 3)
     #expect(try library.tracks(under: music + "/Zoë").map(\.title) == ["Song 3"])
+    // Albums A–Z as names are ordered: Á among the A's, not after Z; no album last.
+    #expect(try library.albums(under: music).map(\.title) == ["Ágætis byrjun", "Songs", nil])
+    #expect(
+      try library.artists(under: music).map(\.name) == ["Sigur Rós", "Under_score", "Zoë Keating"])
     // A folder whose name is not ASCII, scanned on its own: nothing read again, nothing lost.
     #expect(try library.scan(music + "/Zoë") == ScanReport(found: 1, read: 0, removed: 0))
     #expect(try library.count() == 3)

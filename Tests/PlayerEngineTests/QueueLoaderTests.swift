@@ -60,6 +60,22 @@ private final class Scratch {
     #expect("x".localizedStandardLess("x1"))
   }
 
+  /// Accents and letters written as two are placed as search folds them (issue 13: "Ágætis
+  /// byrjun" among the A's, not after Z), numbers by value; `NameOrder` sorts alike.
+  @Test func naturalOrderPlacesAccentedNamesAmongTheirLetters() {
+    let names = [
+      "Zebra", "Ágætis byrjun", "apple", "Øresund", "Oslo", "Big Album 10", "Big Album 2",
+      "Straße", "Strasse", "Émile", "Ellen",
+    ]
+    let expected = [
+      "Ágætis byrjun", "apple", "Big Album 2", "Big Album 10", "Ellen", "Émile", "Øresund",
+      "Oslo", "Strasse", "Straße", "Zebra",
+    ]
+    #expect(names.sorted { $0.localizedStandardLess($1) } == expected)
+    #expect(names.sorted(byName: { $0 }) == expected)
+    #expect(names.shuffled().sorted(byName: { $0 }) == expected)
+  }
+
   /// Names the same but for case or leading zeros still have an order, one way only, so a
   /// folder lists the same every time, in the library as in the queue.
   @Test func namesEqualByValueStillHaveOneOrder() {
