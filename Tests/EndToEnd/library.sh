@@ -5,11 +5,16 @@
 # is all a rescan reads; `hark library search` folds case and accents. Then the real interface
 # in tmux on it: the music folder leads to Artists → an artist's albums by year → the album's
 # tracks in order; `/` from deep inside a view searches the whole library ("zoe" finds Zoë
-# Keating's six tracks), and Enter plays the one chosen, heard on the sink.
+# Keating's six tracks), and Enter plays the one chosen, heard on the sink. The Playlists view
+# (issue 13: "playlists (M3U/M3U8/PLS files in the music folder and hark's own)", "save as M3U8
+# (named; appears among playlists), load a playlist"): the music folder's listed by their paths
+# relative to it, the queue saved with w listed at once, and Enter on it makes it the queue.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/tmux.sh"
 start_pulse
 export LANG=C.UTF-8
+# hark's own playlists are kept here (not in the XDG_DATA_HOME of whoever runs the test).
+export XDG_DATA_HOME="$HOME/.local/share"
 
 # expect_header TEXT: waits for the header line (which names the view shown) to hold TEXT.
 header_is() { tmux_ capture-pane -p -t "$SESSION" | head -1 | grep -qF -- "$1"; }
@@ -51,11 +56,18 @@ grep -q "^Zoë Keating — Zoë Keating 2.1 — Zoë Keating Album 2 (2002)" "$E
 [ -z "$(hark library search sigur ros retitled 2>/dev/null)" ] || fail "a search that matches nothing found something"
 pass "hark library scan indexes 18 tagged FLAC/MP3/M4A files, a rescan reads none, a changed one is read again; search folds case and accents"
 
+# Two playlists of one name in the music folder (told apart in the Playlists view by their
+# folders), with entries relative to them.
+dp_tracks=$(cd "$music/Daft Punk/2001 Album 1" && ls | head -2)
+sed 's|^|2001 Album 1/|' <<<"$dp_tracks" >"$music/Daft Punk/favourites.m3u"
+printf '#EXTM3U\n2001 Album 1/%s\n' "$(cd "$music/Sigur Rós/2001 Album 1" && ls | head -1)" \
+  >"$music/Sigur Rós/favourites.M3U"
+
 # A file touched since the scan: the interface's own scan at start reads it, and says so (an
 # unchanged library gets no line).
 touch "$changed"
 tmux_ new-session -d -s "$SESSION" -x 110 -y 30 \
-  "env XDG_RUNTIME_DIR='$XDG_RUNTIME_DIR' HOME='$HOME' PULSE_SERVER='$PULSE_SERVER' PULSE_SINK=out LANG=C.UTF-8 '$HARK_BIN' --device pulse '$music'"
+  "env XDG_RUNTIME_DIR='$XDG_RUNTIME_DIR' HOME='$HOME' XDG_DATA_HOME='$XDG_DATA_HOME' PULSE_SERVER='$PULSE_SERVER' PULSE_SINK=out LANG=C.UTF-8 '$HARK_BIN' --device pulse '$music'"
 expect_screen "Library indexed: 18 tracks (1 read, 0 gone)" 20
 expect_screen "Artists/"
 tmux_ send-keys -t "$SESSION" Down Enter
@@ -116,4 +128,36 @@ tmux_ send-keys -t "$SESSION" r
 expect_screen "/later▏"
 pass "a search being typed when an album is copied in is kept and searched again: the new album is found"
 tmux_ send-keys -t "$SESSION" Escape
+
+# The Playlists view: the music folder's two "favourites" by their relative paths; the queue
+# saved with w from inside the view is listed at once; Enter on a playlist makes it the queue.
+# playlist_row NAME: a playlist row (marker, name, "playlist") names NAME.
+playlist_row() { screen_text | grep -qE -- "≡ +$1 +playlist"; }
+queue_count() { screen_text | head -1 | grep -oE "Queue \([0-9]+\)"; }
+saved_queue=$(queue_count)
+case $saved_queue in "Queue (0)" | "Queue (2)") fail "the queue to save: $saved_queue" ;; esac
+tmux_ send-keys -t "$SESSION" Escape 1 BSpace
+expect_header "$music"
+expect_screen "Playlists/"
+tmux_ send-keys -t "$SESSION" g Down Down Down Down Enter
+expect_header "Playlists"
+wait_for 10 "the music folder's playlists listed" playlist_row "Daft Punk/favourites\.m3u"
+playlist_row "Sigur Rós/favourites\.M3U" || fail "the second 'favourites' by its folder: $(screen_text)"
+! playlist_row "Road trip" || fail "a playlist listed before it was saved: $(screen_text)"
+tmux_ send-keys -t "$SESSION" w
+tmux_ send-keys -t "$SESSION" -l "Road trip"
+tmux_ send-keys -t "$SESSION" Enter
+expect_screen "Saved the queue as '$XDG_DATA_HOME/hark/playlists/Road trip.m3u8'"
+wait_for 5 "the saved playlist listed in the view" playlist_row "Road trip"
+[ -s "$XDG_DATA_HOME/hark/playlists/Road trip.m3u8" ] || fail "no playlist file in \$XDG_DATA_HOME/hark/playlists"
+# hark's own first: .., Road trip, Daft Punk/favourites.m3u, Sigur Rós/favourites.M3U.
+tmux_ send-keys -t "$SESSION" g Down Down Enter
+expect_screen "Queue (2)" 10
+tmux_ send-keys -t "$SESSION" g Down Enter
+expect_screen "$saved_queue" 10
+tmux_ send-keys -t "$SESSION" 2
+expect_screen "Zoë Keating 2.3"
+expect_screen_not "Daft Punk 1."
+pass "Playlists lists the music folder's by their relative paths and the queue saved with w at once; Enter on one makes it the queue"
+tmux_ send-keys -t "$SESSION" 1
 tmux_ send-keys -t "$SESSION" q

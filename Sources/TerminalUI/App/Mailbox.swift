@@ -19,6 +19,10 @@ struct Inbox: Sendable {
   var progress: [(String, Style)] = []
   /// The tag index has been brought up to date.
   var indexUpdated = false
+  /// The playlist files found below the music folder (`Playlists.found(under:)`).
+  var playlistsFound: [LibraryEntry]?
+  /// The queue was saved as one of hark's playlists.
+  var playlistSaved = false
   /// Covers drawn by hark-cover, with the file each is the cover of.
   var covers: [(path: String, outcome: CoverHelper.Outcome)] = []
 }
@@ -64,6 +68,9 @@ final class BackgroundWorker: @unchecked Sendable {
     case playPlaylist(String)
     /// The queue (these paths) saved as hark's playlist `name`.
     case save([String], name: String)
+    /// The playlist files below the music folder, for the Playlists view: a walk of the whole
+    /// tree.
+    case findPlaylists(under: String)
     /// The cover of a file, in at most that many cells of a palette of that many colours, and
     /// its pixels when the terminal draws pictures.
     case cover(String, columns: Int, rows: Int, colors: Int, pixels: (width: Int, height: Int)?)
@@ -121,7 +128,7 @@ final class BackgroundWorker: @unchecked Sendable {
     jobs.withLock { j in
       switch job {
       case .tags(let paths): if !paths.isEmpty { j.tagBatches.append((paths, 0)) }
-      case .outputs, .addFolder, .playPlaylist, .save: j.urgent.append(job)
+      case .outputs, .addFolder, .playPlaylist, .save, .findPlaylists: j.urgent.append(job)
       case .cover:
         // Only the newest cover is wanted: the track (or the window) changed since the others.
         j.urgent.removeAll { if case .cover = $0 { true } else { false } }
@@ -225,7 +232,13 @@ final class BackgroundWorker: @unchecked Sendable {
         case .failure(let error):
           line = error.message.capitalisedFirst
         }
-        mailbox.post { $0.messages.append(line) }
+        mailbox.post {
+          $0.messages.append(line)
+          $0.playlistSaved = true
+        }
+      case .job(.findPlaylists(let root)):
+        let found = Playlists.found(under: root)
+        mailbox.post { $0.playlistsFound = found }
       case .job(.cover(let path, let columns, let rows, let colors, let pixels)):
         guard let readCover else { break }
         let outcome = readCover(path, columns, rows, colors, pixels)

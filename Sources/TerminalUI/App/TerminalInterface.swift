@@ -148,6 +148,10 @@ private final class InterfaceLoop {
   private var cameFrom: [String: String] = [:]
   /// The cover last asked for: its size, palette and file.
   private var requestedCover = ""
+  /// The playlist files below the music folder as the last walk found them (nil before the
+  /// first ends), and whether a walk is under way (on the worker: `Playlists.found(under:)`).
+  private var foundPlaylists: [LibraryEntry]?
+  private var findingPlaylists = false
 
   typealias Configuration = TerminalInterface.Configuration
 
@@ -506,15 +510,28 @@ private final class InterfaceLoop {
         refresh(now: now)
       }
     }
+    if let found = mail.playlistsFound {
+      foundPlaylists = found
+      findingPlaylists = false
+      state.lookingForPlaylists = false
+      if state.folder == IndexView.playlists.path { refresh(now: now, lookingAgain: false) }
+    }
+    // A playlist just saved is listed at once (and may be the music folder's first way in).
+    if mail.playlistSaved,
+      state.folder == configuration.libraryFolder || state.folder == IndexView.playlists.path
+    {
+      refresh(now: now, lookingAgain: false)
+    }
   }
 
   /// Reads the library's folder (or index view) again, keeping the selection where it was, and
   /// the filter or search being typed (a rescan that ended as the user typed "zo" left "e" to
-  /// be searched for), searched again in the index as it now is.
-  private func refresh(now: UInt64) {
+  /// be searched for), searched again in the index as it now is. The Playlists view looks for
+  /// the music folder's playlists again unless told not to (when a walk just found them).
+  private func refresh(now: UInt64, lookingAgain: Bool = true) {
     let position = state.libraryPosition
     let filter = state.libraryFilter
-    open(state.folder, now: now, keepingParent: true)
+    open(state.folder, now: now, keepingParent: true, lookingAgain: lookingAgain)
     state.libraryFilter = filter
     state.libraryPosition = position
     state.clampPositions()
@@ -570,16 +587,22 @@ private final class InterfaceLoop {
     }
   }
 
-  private func open(_ folder: String, now: UInt64, keepingParent: Bool = false) {
+  private func open(
+    _ folder: String, now: UInt64, keepingParent: Bool = false, lookingAgain: Bool = true
+  ) {
     if let view = IndexView(path: folder) {
-      openIndexView(view, now: now, keepingParent: keepingParent)
+      openIndexView(view, now: now, keepingParent: keepingParent, lookingAgain: lookingAgain)
       return
     }
     var listing = Folder.list(folder)
-    // The music folder leads into the index's views too, once it has something in it.
-    if folder == configuration.libraryFolder, state.indexReady, case .success(var rows) = listing {
+    // The music folder leads into the index's views too, once it has something in it (and into
+    // the Playlists before that, when hark has some of its own).
+    if folder == configuration.libraryFolder, case .success(var rows) = listing {
       let at = rows.first?.kind == .parent ? 1 : 0
-      rows.insert(contentsOf: IndexView.entrances, at: at)
+      let entrances = IndexView.entrances(
+        indexHoldsTracks: state.indexReady,
+        ownPlaylists: !state.indexReady && Playlists.anyOwn(in: Playlists.folder()))
+      rows.insert(contentsOf: entrances, at: at)
       listing = .success(rows)
     }
     state.showFolder(folder, listing, now: now)
@@ -588,13 +611,29 @@ private final class InterfaceLoop {
     }
   }
 
-  private func openIndexView(_ view: IndexView, now: UInt64, keepingParent: Bool) {
+  private func openIndexView(
+    _ view: IndexView, now: UInt64, keepingParent: Bool, lookingAgain: Bool
+  ) {
     let path = view.path
     // ".." leads back where the view was opened from (the music folder, the artists, the
     // albums A–Z, a genre); going back up keeps what it was.
     let goingUp = cameFrom[state.folder] == path
     if !keepingParent, !goingUp, state.folder != path { cameFrom[path] = state.folder }
-    guard let listing = configuration.index?.browse(view) else {
+    let found: IndexListing?
+    if view == .playlists {
+      // Not the index's: hark's own at once (one folder), the music folder's as last found,
+      // and a walk for them as they are now, whose rows replace these when it ends.
+      found = IndexListing(
+        rows: Playlists.rows(own: Playlists.folder(), found: foundPlaylists ?? []))
+      if lookingAgain, !findingPlaylists, let worker {
+        findingPlaylists = true
+        state.lookingForPlaylists = true
+        worker.submit(.findPlaylists(under: configuration.libraryFolder))
+      }
+    } else {
+      found = configuration.index?.browse(view)
+    }
+    guard let listing = found else {
       state.showFolder(
         path, .failure(FolderError(path: view.title, code: EIO)), now: now)
       return

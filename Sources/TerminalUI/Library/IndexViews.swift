@@ -3,7 +3,7 @@
 /// interface reaches it through `IndexAccess`, and names its views with paths of their own,
 /// which the library browses like folders: "hark:index/artists", "hark:index/artist/NAME",
 /// "hark:index/album/ARTIST␟ALBUM", "hark:index/albums", "hark:index/genres",
-/// "hark:index/genre/NAME". A tag the files do not have is "␞" in a path.
+/// "hark:index/genre/NAME", "hark:index/playlists". A tag the files do not have is "␞" in a path.
 public enum IndexView: Hashable, Sendable {
   case artists
   case albums
@@ -14,6 +14,9 @@ public enum IndexView: Hashable, Sendable {
   case album(artist: String?, title: String?)
   /// One genre's albums.
   case genre(String?)
+  /// hark's own playlists and the playlist files in the music folder (`Playlists.rows`): not
+  /// the index's, and so offered when hark has playlists of its own though the index is empty.
+  case playlists
 
   static let prefix = "hark:index/"
   private static let none = "\u{1E}"
@@ -28,6 +31,7 @@ public enum IndexView: Hashable, Sendable {
     case "artists": self = .artists
     case "albums": self = .albums
     case "genres": self = .genres
+    case "playlists": self = .playlists
     default:
       if rest.hasPrefix("artist/") {
         self = .artist(value(rest.dropFirst("artist/".count)))
@@ -49,6 +53,7 @@ public enum IndexView: Hashable, Sendable {
     case .artists: return Self.prefix + "artists"
     case .albums: return Self.prefix + "albums"
     case .genres: return Self.prefix + "genres"
+    case .playlists: return Self.prefix + "playlists"
     case .artist(let a): return Self.prefix + "artist/" + part(a)
     case .genre(let g): return Self.prefix + "genre/" + part(g)
     case .album(let a, let t):
@@ -62,6 +67,7 @@ public enum IndexView: Hashable, Sendable {
     case .artists: return "Artists"
     case .albums: return "Albums"
     case .genres: return "Genres"
+    case .playlists: return "Playlists"
     case .artist(let a): return "Artists › " + (a ?? Self.unknownArtist)
     case .genre(let g): return "Genres › " + (g ?? Self.unknownGenre)
     case .album(let a, let t):
@@ -73,12 +79,20 @@ public enum IndexView: Hashable, Sendable {
   public static let unknownAlbum = "Unknown album"
   public static let unknownGenre = "No genre"
 
-  /// The rows that lead into the index views from the music folder.
-  public static let entrances: [LibraryEntry] = [
-    LibraryEntry(kind: .folder, name: "Artists", path: IndexView.artists.path),
-    LibraryEntry(kind: .folder, name: "Albums", path: IndexView.albums.path),
-    LibraryEntry(kind: .folder, name: "Genres", path: IndexView.genres.path),
-  ]
+  /// The rows that lead into the views from the music folder: all of them when the index holds
+  /// tracks; only Playlists when it does not but hark has playlists of its own (saved while the
+  /// first scan runs, or with a music folder of no tracks), which are then still loaded from
+  /// here; none otherwise, as before the index (the folder's own playlists are in the folder).
+  public static func entrances(indexHoldsTracks: Bool, ownPlaylists: Bool) -> [LibraryEntry] {
+    let playlists = LibraryEntry(kind: .folder, name: "Playlists", path: IndexView.playlists.path)
+    guard indexHoldsTracks else { return ownPlaylists ? [playlists] : [] }
+    return [
+      LibraryEntry(kind: .folder, name: "Artists", path: IndexView.artists.path),
+      LibraryEntry(kind: .folder, name: "Albums", path: IndexView.albums.path),
+      LibraryEntry(kind: .folder, name: "Genres", path: IndexView.genres.path),
+      playlists,
+    ]
+  }
 }
 
 /// An index view's rows (folders for artists and albums, files for tracks), and the tags of
@@ -95,7 +109,8 @@ public struct IndexListing: Sendable {
 
 /// How the interface reaches the owner's tag index. Each is called on the thread named.
 public struct IndexAccess: Sendable {
-  /// UI thread: a view's rows; nil when the index cannot be read.
+  /// UI thread: a view's rows; nil when the index cannot be read. (Not asked for `.playlists`,
+  /// which the interface lists from the files themselves.)
   public var browse: @Sendable (IndexView) -> IndexListing?
   /// UI thread: the tracks matching every word of a query, by any field, case and accents
   /// folded; nil when the index cannot be read. Called at each keystroke, so it may leave out

@@ -110,6 +110,9 @@ public struct InterfaceState: Sendable {
   /// The tag index can be searched: `/` in the library searches all of it, not only the
   /// folder shown.
   public var indexReady = false
+  /// The music folder is being walked for its playlists (the Playlists view says so while it
+  /// has nothing to show).
+  public var lookingForPlaylists = false
   /// The user's home folder: the folder shown in the tab bar starts with `~` below it.
   public var homeFolder: String?
   /// The cover last drawn for a track (hark-cover's), and whether covers are shown at all

@@ -138,11 +138,22 @@ public enum Screen {
     let rows = s.libraryRows
     let cols = layout.columnsForList
     let playing = s.snapshot.current?.path
+    // The playlists view names its rows in full (the music folder's by their relative paths).
+    let inPlaylists = s.folder == IndexView.playlists.path
+    let noPlaylists =
+      inPlaylists && s.libraryFilter.isEmpty && rows.allSatisfy { $0.kind == .parent }
     for i in 0..<layout.listHeight {
       let r = layout.listTop + i
       let index = s.libraryPosition.top + i
       guard index < rows.count else {
-        if rows.isEmpty && i == 0 {
+        if noPlaylists && index == rows.count {
+          let empty =
+            s.lookingForPlaylists
+            ? "Looking for playlists in the music folder…"
+            : "No playlists: \(s.firstKey(.saveQueue)) saves the queue as one, and the music "
+              + "folder's .m3u, .m3u8 and .pls files are listed here"
+          line(c, r, "  " + empty, .dim, width: layout.listWidth)
+        } else if rows.isEmpty && i == 0 {
           let empty =
             s.folderProblem
             ?? (s.libraryFilter.isEmpty
@@ -178,7 +189,8 @@ public enum Screen {
         style = .dim
       case .playlist:
         text = row(
-          marker: "≡", title: Folder.title(fromName: e.name), artist: "playlist", time: "",
+          marker: "≡", title: inPlaylists ? e.name : Folder.title(fromName: e.name),
+          artist: "playlist", time: "",
           columns: cols)
         style = .folder
       }
