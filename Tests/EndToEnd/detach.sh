@@ -54,7 +54,7 @@ wait_until 5 "a few seconds played" 'position_at_least 2'
 t_before=$(now)
 keys Q
 expect_screen "hark-exit=0"
-expect_screen "playing on in the background (pid $player)"
+expect_screen "the player is playing on in the background (pid $player)"
 alive "$player" || fail "the player ended with the interface"
 wait_until 5 "the position moving on after Q" "position_at_least $(playback position | cut -d. -f1).9"
 sleep 1  # (the recording needs a second after the detach to look at; nothing is waited for)
@@ -132,6 +132,23 @@ wait_until 5 "paused" '[ "$(state)" = paused ]'
 tmux_ kill-window -t "$SESSION:fourth"
 wait_for 10 "the player stopped with its terminal, paused" eval '! alive "$player"'
 pass "the terminal closed while paused: the player stopped"
+
+# --- Q while paused: the player stays in the background paused, and Q says so (not "playing on").
+window qpaused
+keys "clear; '$HARK_BIN'; echo \"hark-exit=\$?\"" Enter
+expect_screen "Two"
+keys Space
+wait_for 10 "playing" playing
+player=$(player_pid)
+keys Space
+wait_until 5 "paused" '[ "$(state)" = paused ]'
+keys Q
+expect_screen "hark-exit=0"
+expect_screen "the player is paused in the background (pid $player)"
+[ "$(state)" = paused ] || fail "Q on a paused player: $(state)"
+kill "$player"
+wait_for 10 "the paused player gone" eval '! alive "$player"'
+pass "Q while paused: the player stays paused in the background, and the shell says so"
 
 # --- detach_on_hangup = false: closing the terminal stops it even while playing.
 mkdir -p "$HOME/.config/hark"

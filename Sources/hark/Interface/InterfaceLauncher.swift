@@ -136,10 +136,15 @@ enum InterfaceLauncher {
     let ending = await TerminalInterface(player: player, configuration: ui).run()
     switch ending {
     case .detach:
+      // Said as it is: Q on a paused player leaves it paused, not playing.
+      let snap = player.snapshot
+      let how =
+        snap.state == .playing
+        ? "playing on" : snap.state == .paused ? "paused" : "stopped"
       player.detach()
       print(
-        "hark: playing on in the background (pid \(player.pid)); 'hark' comes back to it, "
-          + "'hark ctl' and the media keys reach it")
+        "hark: the player is \(how) in the background (pid \(player.pid)); 'hark' comes back "
+          + "to it, 'hark ctl' and the media keys reach it")
       exit(0)
     case .playerGone(let why):
       FileHandleStderr.write("hark: \(why)\n")
