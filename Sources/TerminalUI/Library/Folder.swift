@@ -113,8 +113,8 @@ public enum Folder {
       }
     }
     closedir(dir)
-    folders.sort { naturalLess($0.name, $1.name) }
-    files.sort { naturalLess($0.name, $1.name) }
+    folders = folders.sorted(byName: \.name)
+    files = files.sorted(byName: \.name)
     let parent: [LibraryEntry] =
       path == "/" ? [] : [LibraryEntry(kind: .parent, name: "..", path: Self.parent(of: path))]
     return .success(parent + folders + files)
@@ -168,7 +168,8 @@ public enum Folder {
     return String(base[..<dot])
   }
 
-  /// Name order as people expect, the queue's own (`String.localizedStandardLess`).
+  /// Name order as people expect, the queue's own (`String.localizedStandardLess`); a list of
+  /// many is sorted with `sorted(byName:)`, which folds each name once.
   public static func naturalLess(_ a: String, _ b: String) -> Bool { a.localizedStandardLess(b) }
 }
 

@@ -73,7 +73,7 @@ public enum Playlists {
         LibraryEntry(
           kind: .playlist, name: Folder.title(fromName: name), path: Folder.join(folder, name)))
     }
-    return rows.sorted { Folder.naturalLess($0.name, $1.name) }
+    return rows.sorted(byName: \.name)
   }
 
   /// Whether `folder` holds any of hark's own playlists (a look at one folder).
@@ -135,7 +135,7 @@ public enum Playlists {
       }
       closedir(dir)
     }
-    return rows.sorted { Folder.naturalLess($0.name, $1.name) }
+    return rows.sorted(byName: \.name)
   }
 
   /// Whether a file name's bytes end in ".m3u", ".m3u8" or ".pls", in any case.
