@@ -189,10 +189,32 @@ import Testing
     s.showSearch(
       "zo", IndexListing(rows: found, tags: ["/elsewhere/z2.flac": TrackInfo(title: "Zoë 2")]))
     #expect(s.libraryRows == found)
+    #expect(s.searchFound == "2 found")
     #expect(s.tags["/elsewhere/z2.flac"]?.title == "Zoë 2")
     #expect(try press(&s, "enter", "down", "enter") == [.replaceQueue(found.map(\.path), start: 1)])
     _ = try press(&s, "/", "esc")
     #expect(s.libraryRows == Self.rows, "Esc gives the folder back")
+  }
+
+  /// A search that found more than it lists says so where it lists them (issue 13: a queue made
+  /// from 500 of 4,400 matches was cut without a word).
+  @Test func aSearchCutShortSaysHowManyItFound() throws {
+    var s = makeState()
+    s.indexReady = true
+    _ = try press(&s, "/", "a")
+    let rows = (0..<3).map { LibraryEntry(kind: .file, name: "A \($0)", path: "/m/a\($0).flac") }
+    s.showSearch("a", IndexListing(rows: rows, cut: .of(4_400)))
+    #expect(s.searchFound == "4,400 found, the first 3 listed")
+    s.showSearch("a", IndexListing(rows: rows, cut: .more))
+    #expect(s.searchFound == "the first 3 found listed")
+    _ = try press(&s, "enter")
+    let c = TextCanvas(rows: s.layout.rows, columns: s.layout.columns)
+    Screen.draw(s, on: c, now: 0)
+    let screen = c.lines.joined(separator: "\n")
+    #expect(screen.contains("Search: the first 3 found listed"), "\(screen)")
+    #expect(screen.contains("Filter: 'a': the first 3 found listed"), "\(screen)")
+    _ = try press(&s, "/", "esc")
+    #expect(s.searchFound == nil)
   }
 
   /// An index view's ".." (and the parent key) goes back where it was opened from.

@@ -57,6 +57,10 @@ import Testing
 
 @Suite(.timeLimit(.minutes(2))) struct FormatTests {
   @Test func times() {
+    #expect(
+      [0, 999, 1_000, 4_400, 50_000, 1_234_567].map(Format.count) == [
+        "0", "999", "1,000", "4,400", "50,000", "1,234,567",
+      ])
     #expect(Format.time(0) == "0:00")
     #expect(Format.time(5.9) == "0:05")
     #expect(Format.time(83.4) == "1:23")

@@ -10,6 +10,17 @@ public enum Format {
     return "\(sign)\(tenths / 10).\(tenths % 10) dB"
   }
 
+  /// A count with its thousands apart: 500 → "500", 4400 → "4,400", 50000 → "50,000".
+  public static func count(_ n: Int) -> String {
+    let digits = String(n.magnitude)
+    var out = ""
+    for (i, d) in digits.enumerated() {
+      if i > 0 && (digits.count - i) % 3 == 0 { out += "," }
+      out.append(d)
+    }
+    return (n < 0 ? "-" : "") + out
+  }
+
   /// 83.4 → "1:23"; 3725 → "1:02:05"; unknown (nil, NaN, infinite) → "--:--".
   public static func time(_ seconds: Double?) -> String {
     guard let seconds, seconds.isFinite else { return "--:--" }

@@ -100,10 +100,20 @@ public enum IndexView: Hashable, Sendable {
 public struct IndexListing: Sendable {
   public var rows: [LibraryEntry]
   public var tags: [String: TrackInfo]
+  /// A search's rows are its first matches only (at most `Library.searchLimit`): how many it
+  /// found in all when they are cut, `.more` when it is not known how many more there are, nil
+  /// when the rows are all of them.
+  public var cut: Cut?
 
-  public init(rows: [LibraryEntry], tags: [String: TrackInfo] = [:]) {
+  public enum Cut: Equatable, Sendable {
+    case of(Int)
+    case more
+  }
+
+  public init(rows: [LibraryEntry], tags: [String: TrackInfo] = [:], cut: Cut? = nil) {
     self.rows = rows
     self.tags = tags
+    self.cut = cut
   }
 }
 

@@ -120,7 +120,8 @@ public struct InterfaceState: Sendable {
   public var cover: ShownCover?
   public var showsCover = true
   /// The index's answer to the library's filter, when it has come for the filter now typed.
-  public private(set) var searchResults: (query: String, rows: [LibraryEntry])?
+  public private(set) var searchResults:
+    (query: String, rows: [LibraryEntry], cut: IndexListing.Cut?)?
 
   // The queue.
   public var queuePosition = ListPosition()
@@ -158,6 +159,18 @@ public struct InterfaceState: Sendable {
   /// The index's search results are the library's rows (for the filter typed).
   public var showsSearchResults: Bool {
     !libraryFilter.isEmpty && searchResults?.query == libraryFilter
+  }
+
+  /// What the search results shown are of all the library holds for the filter, said where
+  /// they are listed: "4,400 found, the first 500 listed", "the first 500 found listed",
+  /// "12 found"; nil when no search results are shown.
+  public var searchFound: String? {
+    guard showsSearchResults, let found = searchResults else { return nil }
+    switch found.cut {
+    case .of(let all): return "\(Format.count(all)) found, the first \(found.rows.count) listed"
+    case .more: return "the first \(found.rows.count) found listed"
+    case nil: return "\(Format.count(found.rows.count)) found"
+    }
   }
 
   /// The library rows on screen.
@@ -212,7 +225,7 @@ public struct InterfaceState: Sendable {
 
   /// The index answered a search: its tracks are the library's rows while that filter stands.
   public mutating func showSearch(_ query: String, _ listing: IndexListing) {
-    searchResults = (query, listing.rows)
+    searchResults = (query, listing.rows, listing.cut)
     tags.merge(listing.tags) { _, new in new }
     clampPositions()
   }

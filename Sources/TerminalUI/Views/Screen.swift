@@ -74,7 +74,11 @@ public enum Screen {
     tab(" \(s.firstKey(.queueView)) Queue (\(s.snapshot.queue.count)) ", s.view == .queue)
     let right: String
     switch s.view {
-    case .library: right = IndexView(path: s.folder)?.title ?? tilde(s.folder, home: s.homeFolder)
+    case .library:
+      // Search results: how many, and whether the list holds them all.
+      right =
+        s.searchFound.map { "Search: " + $0 }
+        ?? IndexView(path: s.folder)?.title ?? tilde(s.folder, home: s.homeFolder)
     case .queue:
       let known = s.snapshot.queue.compactMap { s.tags[$0.path]?.duration }
       right = known.isEmpty ? "" : "\(Format.time(known.reduce(0, +))) in all"
@@ -363,9 +367,10 @@ public enum Screen {
       return
     }
     if !s.filter.isEmpty {
+      let found = s.view == .library ? s.searchFound.map { ": " + $0 } ?? "" : ""
       line(
         c, layout.hintRow,
-        " Filter: '\(s.filter)' (\(s.firstKey(.search)) edits, esc clears)", .dim)
+        " Filter: '\(s.filter)'\(found) (\(s.firstKey(.search)) edits, esc clears)", .dim)
       return
     }
     let pairs: [(UIAction, String)] = [

@@ -188,9 +188,10 @@ private final class IndexReader: @unchecked Sendable {
       duration: t.seconds, track: t.trackNumber, year: t.year)
   }
 
-  /// UI thread: the tracks matching `query`, at most `Library.searchLimit`. From the search
-  /// table, their paths and titles only: the tags of the rows shown are read as they are drawn
-  /// (`tags`), not those of every match at every keystroke.
+  /// UI thread: the tracks matching `query`, at most `Library.searchLimit`, and how many were
+  /// found when there are more. From the search table, their paths and titles only: the tags
+  /// of the rows shown are read as they are drawn (`tags`), not those of every match at every
+  /// keystroke.
   func search(_ query: String) -> IndexListing? {
     let found = searching.withLock { state -> (SearchTable, SearchMatches)? in
       guard let table = state.table else { return nil }
@@ -198,15 +199,20 @@ private final class IndexReader: @unchecked Sendable {
       state.last = matches
       return (table, matches)
     }
+    let limit = Library.searchLimit
     guard let (table, matches) = found else {
+      // (One more than shown, to know whether there are more.)
       return withLibrary { library throws(SQLiteError) -> IndexListing in
-        trackRows(try library.search(query).filter { $0.path.hasPrefix(rootSlash) })
+        let tracks = try library.search(query, limit: limit + 1)
+        var listing = trackRows(tracks.prefix(limit).filter { $0.path.hasPrefix(rootSlash) })
+        if tracks.count > limit { listing.cut = .more }
+        return listing
       }
     }
     return IndexListing(
-      rows: matches.rows.prefix(Library.searchLimit).map {
+      rows: matches.rows.prefix(limit).map {
         LibraryEntry(kind: .file, name: table.title($0), path: table.path($0))
-      })
+      }, cut: matches.rows.count > limit ? .of(matches.rows.count) : nil)
   }
 
   /// The index's thread, after a scan changed the index: builds the search table from
@@ -234,7 +240,7 @@ private final class IndexReader: @unchecked Sendable {
       })
   }
 
-  private func trackRows(_ tracks: [IndexedTrack]) -> IndexListing {
+  private func trackRows(_ tracks: some Sequence<IndexedTrack>) -> IndexListing {
     var tags: [String: TrackInfo] = [:]
     let rows = tracks.map { t -> LibraryEntry in
       let info = info(t)
