@@ -44,6 +44,26 @@ public struct ScanProgress: Sendable {
   public var read: Int
   public var toRead: Int
   public var elapsed: Double
+
+  /// How the scan goes, for a progress line (the command's and the interface's): "1200 of
+  /// 50000 files read, 850 a second, about 0:57 left"; the rate and the time left once a file
+  /// has been read.
+  public var summary: String {
+    var line = "\(read) of \(toRead) files read"
+    guard elapsed > 0, read > 0 else { return line }
+    let rate = Double(read) / elapsed
+    line += ", \(Int(rate.rounded())) a second"
+    if read < toRead {
+      let left = Int((Double(toRead - read) / rate).rounded(.up))
+      func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
+      let time =
+        left >= 3600
+        ? "\(left / 3600):\(two(left / 60 % 60)):\(two(left % 60))"
+        : "\(left / 60):\(two(left % 60))"
+      line += ", about \(time) left"
+    }
+    return line
+  }
 }
 
 /// The library index: every track's tags in an SQLite database (by default

@@ -183,6 +183,19 @@ import Testing
     #expect(Library.firstProblem("row 3 missing from index x") == "row 3 missing from index x")
   }
 
+  /// A scan's progress line (the command's and the interface's, issue 13): files done, the
+  /// rate and the time left once there is a rate.
+  @Test func aScansProgressSaysFilesRateAndTimeLeft() {
+    let p = ScanProgress(done: 0, total: 50_000, read: 1_200, toRead: 50_000, elapsed: 1.5)
+    #expect(p.summary == "1200 of 50000 files read, 800 a second, about 1:01 left")
+    let start = ScanProgress(done: 0, total: 9, read: 0, toRead: 9, elapsed: 0)
+    #expect(start.summary == "0 of 9 files read")
+    let end = ScanProgress(done: 9, total: 9, read: 9, toRead: 9, elapsed: 0.5)
+    #expect(end.summary == "9 of 9 files read, 18 a second")
+    let long = ScanProgress(done: 0, total: 2_000_000, read: 500, toRead: 2_000_000, elapsed: 1)
+    #expect(long.summary == "500 of 2000000 files read, 500 a second, about 1:06:39 left")
+  }
+
   /// A search without a limit lists every match, in the library's order, either way it goes.
   @Test func aSearchWithoutALimitListsEveryMatch() throws {
     let library = try makeLibrary()

@@ -114,16 +114,7 @@ private func openLibrary(scanning: Bool = true) -> Library {
 }
 
 /// "indexing: 1200 of 50000 files read, 850 a second, about 0:57 left".
-private func progressLine(_ p: ScanProgress) -> String {
-  let rate = p.elapsed > 0 ? Double(p.read) / p.elapsed : 0
-  var line = "indexing: \(p.read) of \(p.toRead) files read"
-  if rate > 0 {
-    line += ", \(Int(rate.rounded())) a second"
-    let left = Double(p.toRead - p.read) / rate
-    if p.read < p.toRead { line += ", about \(formatTime(left)) left" }
-  }
-  return line
-}
+private func progressLine(_ p: ScanProgress) -> String { "indexing: " + p.summary }
 
 private func defaultMusicFolder() -> String {
   (environment("HOME") ?? ".") + "/Music"

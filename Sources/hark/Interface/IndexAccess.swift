@@ -51,12 +51,7 @@ private func keepCurrent(
     do {
       let report = try library.scan(folder) { p in
         guard p.toRead > 0, p.read < p.toRead else { return }
-        var line = "Indexing the library: \(p.read) of \(p.toRead) files read"
-        if p.elapsed > 0, p.read > 0 {
-          let rate = Double(p.read) / p.elapsed
-          line += ", about \(formatTime(Double(p.toRead - p.read) / rate)) left"
-        }
-        progress(line, false)
+        progress("Indexing the library: " + p.summary, false)
       }
       // News only when the index changed: an unchanged library at start is not worth a line.
       if sayingDone, report.read > 0 || report.removed > 0 {
