@@ -513,6 +513,12 @@ import Testing
     s.note(.message(.handedOver(count: 2, first: "a.flac", placement: .next)), now: 0)
     #expect(s.message?.text == "2 files to play next")
     #expect(s.message?.style == .normal)
+    // One file by its title, as `e` and `a` name it (the player gives its path).
+    s.tags["/m/02 Glósóli.flac"] = TrackInfo(title: "Hunter")
+    s.note(.message(.handedOver(count: 1, first: "/m/02 Glósóli.flac", placement: .next)), now: 0)
+    #expect(s.message?.text == "'Hunter' plays next")
+    s.note(.message(.handedOver(count: 1, first: "/m/03 Other.flac", placement: .end)), now: 0)
+    #expect(s.message?.text == "Added '03 Other' to the queue")
   }
 
   /// "Resumed: 'call' ended" must not hide "Quieter — another app is speaking" (G9) or silent

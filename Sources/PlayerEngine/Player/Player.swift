@@ -446,7 +446,7 @@ public final class Player: @unchecked Sendable {
       if placement == .now, let first = added.first {
         await start(first)
       } else if let first = added.first {
-        say(.handedOver(count: added.count, first: fileName(first.path), placement: placement))
+        say(.handedOver(count: added.count, first: first.path, placement: placement))
       }
       replanIfNeeded()
     case .remove(let id):

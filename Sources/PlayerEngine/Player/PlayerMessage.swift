@@ -32,7 +32,9 @@ public enum PlayerMessage: Sendable, Equatable, Codable, CustomStringConvertible
   case playingOn(String)
   /// The user picked an output that would not open; playback stays where it was.
   case outputRefused(String, reason: String, stayingOn: String)
-  /// Files handed over from another terminal: `count` files (the first named), placed so.
+  /// Files handed over from another terminal (or put in the queue by an interface): `count`
+  /// files, the first's path given (said by its file name; an interface says its title), placed
+  /// so.
   case handedOver(count: Int, first: String, placement: QueuePlacement)
   /// Something inside the engine the user cannot fix but should hear of.
   case engineFault(String)
@@ -101,7 +103,7 @@ public enum PlayerMessage: Sendable, Equatable, Codable, CustomStringConvertible
     case .outputRefused(let device, let reason, let staying):
       "cannot play on '\(device)': \(reason); staying on '\(staying)'"
     case .handedOver(let count, let first, let placement):
-      (count == 1 ? "'\(first)'" : "\(count) files")
+      (count == 1 ? "'\(fileName(first))'" : "\(count) files")
         + (placement == .end ? " added to the queue" : " to play next")
     case .engineFault(let what): "audio engine fault: \(what)"
     case .queueReplaced(let count, let was):

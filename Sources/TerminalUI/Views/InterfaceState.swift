@@ -306,6 +306,10 @@ public struct InterfaceState: Sendable {
         text = "The queue is now \(tracks(count)) (it had \(tracks(was)); \(undo) brings them back)"
       case .queueCleared(let count):
         text = "Cleared the queue of \(tracks(count)) (\(undo) brings them back)"
+      case .handedOver(1, let path, let placement):
+        // By its title, as the interface names a track it adds.
+        let title = tags[path]?.title ?? Folder.title(fromName: path)
+        text = placement == .end ? "Added '\(title)' to the queue" : "'\(title)' plays next"
       default:
         text = message.description.capitalisedFirst
       }
