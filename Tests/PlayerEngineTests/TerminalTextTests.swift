@@ -73,6 +73,8 @@ import Testing
       ("مُوسِيقَى", "موسيقى", "موسيقى"),
       ("Đặng Thái Sơn", "dang thai son", "dang thai son"),
       ("Çağ Erçağ Ağır", "cag ercag agir", "cag ercag agir"),
+      ("İSTANBUL Sokakları", "istanbul sokaklari", "istanbul sokaklari"),
+      ("ΣΟΦΙΑ Ǆ", "σοφια dz", "σοφια dz"),
     ]
     for (text, typed, folded) in table {
       #expect(SearchText.folded(text) == folded, "\(text)")

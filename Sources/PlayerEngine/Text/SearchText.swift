@@ -12,16 +12,21 @@ public enum SearchText {
   /// `text` folded.
   public static func folded(_ text: String) -> String {
     var out = String.UnicodeScalarView()
-    for scalar in text.lowercased().unicodeScalars {
+    // Scalar by scalar, as `lowercased()` maps them, without its string for ASCII: a scan folds
+    // every track's tags, a rescan every folder's names (for their order).
+    for scalar in text.unicodeScalars {
       let value = scalar.value
       if value < 0x80 {
-        out.append(scalar)
-      } else if isMark(value) {
+        out.append(value >= 65 && value <= 90 ? Unicode.Scalar(UInt8(value) | 0x20) : scalar)
         continue
-      } else if let plain = table[scalar] {
-        out.append(contentsOf: plain.unicodeScalars)
-      } else {
-        out.append(scalar)
+      }
+      for lower in scalar.properties.lowercaseMapping.unicodeScalars {
+        if isMark(lower.value) { continue }
+        if let plain = table[lower] {
+          out.append(contentsOf: plain.unicodeScalars)
+        } else {
+          out.append(lower)
+        }
       }
     }
     return String(out)
