@@ -178,22 +178,12 @@ public final class Library {
         if version == 1 {
           try database.execute("INSERT INTO tracks_search (tracks_search) VALUES ('rebuild')")
         }
-        let rows = try database.prepare(
-          "SELECT rowid, path, title, artist, album_artist, album, genre, year, folded FROM tracks")
-        var changed: [(rowid: Int, folded: String)] = []
-        while try rows.step() {
-          var t = IndexedTrack(path: rows.text(1) ?? "")
-          t.title = rows.text(2)
-          t.artist = rows.text(3)
-          t.albumArtist = rows.text(4)
-          t.album = rows.text(5)
-          t.genre = rows.text(6)
-          t.year = rows.integer(7)
-          let folded = Self.folded(t)
-          if folded != rows.text(8), let rowid = rows.integer(0) { changed.append((rowid, folded)) }
-        }
-        let update = try database.prepare("UPDATE tracks SET folded = ?2 WHERE rowid = ?1")
-        for c in changed { try update.run([.integer(c.rowid), .text(c.folded)]) }
+        // Every track read first, then each written where its folded text is not the same (the
+        // search index's triggers fire for those only).
+        let all = try tracks(of: try database.prepare("SELECT * FROM tracks"))
+        let update = try database.prepare(
+          "UPDATE tracks SET folded = ?2 WHERE path = ?1 AND folded IS NOT ?2")
+        for t in all { try update.run([.text(t.path), .text(Self.folded(t))]) }
         try database.execute("PRAGMA user_version = \(Self.schemaVersion)")
       }
       try database.execute("COMMIT")
