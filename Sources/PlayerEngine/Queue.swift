@@ -282,13 +282,7 @@ public struct NameOrder: Comparable, Sendable {
 
   public init(_ name: String) {
     self.name = name
-    // Most names are ASCII: lowered byte by byte, without the folding's strings (a rescan
-    // sorts every folder's names, 55,000 at 50,000 tracks).
-    if name.utf8.allSatisfy({ $0 < 0x80 }) {
-      folded = name.utf8.map { Unicode.Scalar($0 >= 65 && $0 <= 90 ? $0 | 0x20 : $0) }
-    } else {
-      folded = Array(SearchText.folded(name).unicodeScalars)
-    }
+    folded = SearchText.foldedScalars(name)
   }
 
   public static func == (a: NameOrder, b: NameOrder) -> Bool { a.name == b.name }

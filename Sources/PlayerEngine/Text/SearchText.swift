@@ -12,8 +12,23 @@ public enum SearchText {
   /// `text` folded.
   public static func folded(_ text: String) -> String {
     var out = String.UnicodeScalarView()
-    // Scalar by scalar, as `lowercased()` maps them, without its string for ASCII: a scan folds
-    // every track's tags, a rescan every folder's names (for their order).
+    fold(text, into: &out)
+    return String(out)
+  }
+
+  /// `text` folded, as scalars (name order compares them, `NameOrder`).
+  public static func foldedScalars(_ text: String) -> [Unicode.Scalar] {
+    var out: [Unicode.Scalar] = []
+    out.reserveCapacity(text.utf8.count)
+    fold(text, into: &out)
+    return out
+  }
+
+  /// Scalar by scalar, as `lowercased()` maps them, without its string for ASCII: a scan folds
+  /// every track's tags, a rescan every folder's names (for their order).
+  private static func fold<Out: RangeReplaceableCollection<Unicode.Scalar>>(
+    _ text: String, into out: inout Out
+  ) {
     for scalar in text.unicodeScalars {
       let value = scalar.value
       if value < 0x80 {
@@ -29,7 +44,6 @@ public enum SearchText {
         }
       }
     }
-    return String(out)
   }
 
   /// Whether `text` holds `query`, both folded (`query` folded already, for a loop over rows).
