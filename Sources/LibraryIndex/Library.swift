@@ -55,12 +55,7 @@ public struct ScanProgress: Sendable {
     line += ", \(Int(rate.rounded())) a second"
     if read < toRead {
       let left = Int((Double(toRead - read) / rate).rounded(.up))
-      func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
-      let time =
-        left >= 3600
-        ? "\(left / 3600):\(two(left / 60 % 60)):\(two(left % 60))"
-        : "\(left / 60):\(two(left % 60))"
-      line += ", about \(time) left"
+      line += ", about \(clockTime(seconds: left)) left"
     }
     return line
   }

@@ -351,4 +351,13 @@ import Testing
   func capitalisedFirst(line: String, shown: String) {
     #expect(line.capitalisedFirst == shown)
   }
+
+  /// A duration as a clock shows it: minutes and seconds, hours when there are some.
+  @Test(arguments: [
+    (0, "0:00"), (5, "0:05"), (83, "1:23"), (599, "9:59"), (3_599, "59:59"), (3_600, "1:00:00"),
+    (3_725, "1:02:05"), (-4, "0:00"),
+  ])
+  func clockTimes(seconds: Int, shown: String) {
+    #expect(clockTime(seconds: seconds) == shown)
+  }
 }

@@ -1,3 +1,4 @@
+import Platform
 import PlayerEngine
 import SessionCore
 
@@ -24,9 +25,7 @@ public enum Format {
   /// 83.4 → "1:23"; 3725 → "1:02:05"; unknown (nil, NaN, infinite) → "--:--".
   public static func time(_ seconds: Double?) -> String {
     guard let seconds, seconds.isFinite else { return "--:--" }
-    let s = Int(max(0, seconds))
-    func two(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
-    return s >= 3600 ? "\(s / 3600):\(two(s / 60 % 60)):\(two(s % 60))" : "\(s / 60):\(two(s % 60))"
+    return clockTime(seconds: Int(max(0, seconds)))
   }
 
   /// A bar of `width` cells, filled to `fraction` (clamped to 0…1): "━━━━━━──────".

@@ -199,12 +199,8 @@ extension AudioEngine.Configuration {
 
 /// 83.4 → "1:23".
 func formatTime(_ seconds: Double) -> String {
-  let s = max(0, Int(seconds))
-  return s >= 3600
-    ? "\(s / 3600):\(pad(s / 60 % 60)):\(pad(s % 60))" : "\(s / 60):\(pad(s % 60))"
+  clockTime(seconds: seconds.isFinite ? Int(seconds) : 0)
 }
-
-private func pad(_ n: Int) -> String { n < 10 ? "0\(n)" : "\(n)" }
 
 /// One line of output; names and tags in it come from files, so their control characters are
 /// shown escaped (issue 16).
