@@ -89,6 +89,12 @@ start second hark play --new --no-ui --device pulse "$E2E_DIR/e.wav"
 expect_log second "playing 'e' (1/1)" 10
 check "$(players) == 2" || fail "--new did not start a second player: $(hark status)"
 pass "hark play --new starts a second player"
+# What is handed over still goes to the user's player, not to the one started with --new (the
+# newer of the two): a --new player is one of its own.
+out=$(hark add "$E2E_DIR/c.wav") || fail "hark add beside a --new player failed: $out"
+expect_log player "'c.wav' added to the queue"
+! log_has second "added to the queue" || fail "hark add went to the --new player: $(cat "$E2E_DIR/second.log")"
+pass "hark add beside a --new player goes to the user's player"
 
 kill "$PID_second" "$PID_player"
 wait "$PID_second" "$PID_player" 2>/dev/null || true

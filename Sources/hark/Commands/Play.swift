@@ -68,7 +68,8 @@ struct Play: AsyncParsableCommand {
     guard !files.isEmpty else { die("nothing to play") }
     // FFmpeg loads in its helper's server while this process connects and opens the output.
     if let first = files.first, QueueLoader.needsFFmpeg(first) { FFmpegFile.prepare() }
-    let session = await connectOrPlayAlone()
+    // A player started with --new is one of its own: what others hand over goes to the first.
+    let session = await connectOrPlayAlone(acceptsFiles: !new)
     let player = HeadlessPlayer(
       files: files, device: device ?? settings.device,
       duckDecibels: duck ?? settings.duckLevelDecibels,
@@ -167,9 +168,11 @@ struct Ctl: AsyncParsableCommand {
 /// The player's session; when no server can be reached, nil, and the user is told what that
 /// means (docs/HACKING.md, "Messages for people": say it, and play on).
 /// `quietly`: the terminal interface says it on its status line, not on stderr.
-func connectOrPlayAlone(quietly: Bool = false) async -> AudioSession? {
+/// `acceptsFiles`: whether `hark play` and `hark add` elsewhere hand their files to this player
+/// (the user's player does; one started with `--new` does not).
+func connectOrPlayAlone(quietly: Bool = false, acceptsFiles: Bool) async -> AudioSession? {
   var configuration = AudioSession.Configuration(name: "hark")
-  configuration.acceptsFiles = true  // `hark play` and `hark add` elsewhere hand files to it
+  configuration.acceptsFiles = acceptsFiles
   // The first sound does not wait for a session server's start-up (see startWithoutWaiting).
   configuration.startWithoutWaiting = true
   do { return try await AudioSession.connect(configuration) } catch {

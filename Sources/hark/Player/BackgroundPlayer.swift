@@ -64,7 +64,9 @@ enum BackgroundPlayer {
     // The config's problems are the interface's to say; the player takes what it can.
     let (settings, _) = Settings.load(from: Settings.defaultPath())
     var lines: [String] = []
-    let session = await connectOrPlayAlone(quietly: true)
+    // Only the user's player (the one holding the lock) takes what `hark add` hands over; a
+    // private one (`--new`) is reached from the interface that started it.
+    let session = await connectOrPlayAlone(quietly: true, acceptsFiles: lock != nil)
     if session == nil {
       lines.append(
         "No session server: calls and other apps will not pause hark, and 'hark ctl' cannot reach it"
