@@ -119,7 +119,9 @@ public struct PlayerSnapshot: Sendable, Equatable, Codable {
         case .otherAudio where isSpoken:
           return "Paused for '\(i.by)'" + (willResume ? " (resumes after)" : "")
         case .otherAudio:
-          return "Paused — '\(i.by)' is playing" + (willResume ? " (will resume)" : "")
+          // Another music app lets go without shouldResume, an alarm with it (G13): which,
+          // only its end says, so nothing is promised (as the headless player's line).
+          return "Paused — '\(i.by)' is playing"
         }
       }
       return "Paused — another app took over"
