@@ -514,12 +514,14 @@ public final class Library {
     return try s.step()
   }
 
-  /// The album artists (else artists) under `root`, A–Z in name order (without case or
-  /// accents, numbers by value: `NameOrder`), with their track counts; no artist last.
+  /// The album artists (else artists) under `root`, and the artists of tracks on others'
+  /// albums (a compilation's, `appearance`), A–Z in name order (without case or accents,
+  /// numbers by value: `NameOrder`), with their track counts; no artist last.
   public func artists(under root: String) throws(SQLiteError) -> [(name: String?, tracks: Int)] {
     let s = try database.prepare(
-      "SELECT coalesce(album_artist, artist) AS a, count(*) FROM tracks WHERE \(Self.under)"
-        + " GROUP BY a")
+      "SELECT a, count(*) FROM (SELECT coalesce(album_artist, artist) AS a FROM tracks"
+        + " WHERE \(Self.under) UNION ALL SELECT artist FROM tracks WHERE \(Self.under)"
+        + " AND \(Self.appearance)) GROUP BY a")
     try s.bind(Self.underValues(root))
     var out: [(name: String?, tracks: Int)] = []
     while try s.step() { out.append((s.text(0), s.integer(1) ?? 0)) }
@@ -534,7 +536,18 @@ public final class Library {
       + rows.filter { $0.name == nil }
   }
 
-  /// Albums under `root`: of one artist (by year), of one genre, or all (A–Z).
+  /// A track on an album of many artists (a compilation), its own artist being neither the
+  /// album's nor the album's with a guest ("A feat. B" on A's album): its artist is listed
+  /// among the artists, with the album among theirs. An album whose tracks all name one artist
+  /// other than its album artist ("Beatles" on "The Beatles"') is not one.
+  private static let appearance =
+    "artist IS NOT NULL AND album_artist IS NOT NULL"
+    + " AND substr(artist, 1, length(album_artist)) <> album_artist"
+    + " AND EXISTS (SELECT 1 FROM tracks AS o WHERE coalesce(o.album_artist, o.artist)"
+    + " = tracks.album_artist AND o.album IS tracks.album AND o.artist IS NOT tracks.artist)"
+
+  /// Albums under `root`: of one artist (by year; then those they appear on, `appearance`,
+  /// by year, with only their tracks counted), of one genre, or all (A–Z).
   public func albums(
     under root: String, artist: String?? = nil, genre: String?? = nil
   ) throws(SQLiteError) -> [Album] {
@@ -543,7 +556,7 @@ public final class Library {
       + " WHERE \(Self.under)"
     var values = Self.underValues(root)
     if let artist {
-      sql += " AND coalesce(album_artist, artist) IS ?3"
+      sql += " AND (coalesce(album_artist, artist) IS ?3 OR (artist IS ?3 AND \(Self.appearance)))"
       values.append(artist.map { .text($0) })
     }
     if let genre {
@@ -572,6 +585,9 @@ public final class Library {
       }
     }
     return keyed.sorted { x, y in
+      if let artist, (x.album.artist == artist) != (y.album.artist == artist) {
+        return x.album.artist == artist  // their own albums before those they appear on
+      }
       if artist != nil, x.album.year != y.album.year {
         guard let a = x.album.year else { return false }
         guard let b = y.album.year else { return true }
@@ -589,6 +605,32 @@ public final class Library {
     var out: [(name: String?, tracks: Int)] = []
     while try s.step() { out.append((s.text(0), s.integer(1) ?? 0)) }
     return Self.inNameOrder(out)
+  }
+
+  /// The tracks a view of albums holds, in its order, each album's by disc and track: an
+  /// artist's (their albums, then their tracks on the albums they appear on), a genre's (only
+  /// its tracks of each album), or every album's (A–Z).
+  public func tracks(
+    under root: String, artist: String?? = nil, genre: String?? = nil
+  ) throws(SQLiteError) -> [IndexedTrack] {
+    var out: [IndexedTrack] = []
+    for album in try albums(under: root, artist: artist, genre: genre) {
+      var sql =
+        "SELECT * FROM tracks WHERE \(Self.under) AND coalesce(album_artist, artist) IS ?3"
+        + " AND album IS ?4"
+      var values =
+        Self.underValues(root) + [album.artist.map { .text($0) }, album.title.map { .text($0) }]
+      if let artist, album.artist != artist {
+        sql += " AND artist IS ?\(values.count + 1)"
+        values.append(artist.map { .text($0) })
+      }
+      if let genre {
+        sql += " AND genre IS ?\(values.count + 1)"
+        values.append(genre.map { .text($0) })
+      }
+      out += try tracks(sql + " ORDER BY disc, track, path", values)
+    }
+    return out
   }
 
   /// One album's tracks, by disc and track number.

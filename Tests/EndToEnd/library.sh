@@ -113,6 +113,14 @@ expect_header "Artists"
 expect_screen "Aphex Twin/" 10
 pass "an album copied in while the interface is open is indexed (inotify) and listed, no restart"
 
+# `a` on an artist adds their tracks from the index (issue 13: a row of a view is what it
+# lists, as a folder's row is its files); the first artist A–Z is Aphex Twin, with two.
+before=$(screen_text | head -1 | grep -oE "Queue \([0-9]+\)" | grep -oE "[0-9]+")
+tmux_ send-keys -t "$SESSION" g Down a
+expect_screen "Added 2 tracks to the queue"
+expect_screen "Queue ($((before + 2)))"
+pass "a on an artist of the Artists view adds their tracks"
+
 # A search being typed when the index changes (a rescan ends, an album is copied in) is kept,
 # and searched again: what was typed is not lost, and the new album is among the results.
 tmux_ send-keys -t "$SESSION" / l a t e

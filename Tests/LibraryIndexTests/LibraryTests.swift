@@ -111,6 +111,59 @@ import Testing
     #expect(try library.count() == 3)
   }
 
+  /// Issue 13, "Artists → albums (by year) → tracks": an artist whose track is on a
+  /// compilation is listed among the artists, the compilation after their own albums, and
+  /// their tracks (what `a` on the artist adds) are their own albums' and theirs on it, not
+  /// the rest of the compilation. A guest on another's album ("A feat. B" on A's) and an album
+  /// whose tracks all name one artist other than its album artist add no artist.
+  @Test func anArtistOnACompilationIsListedWithIt() throws {
+    func track(
+      _ file: String, _ title: String, _ artist: String, _ album: String,
+      albumArtist: String? = nil, year: String = "2001", track: Int
+    ) throws {
+      var tags = [
+        "title": title, "artist": artist, "album": album, "date": year, "track": "\(track)",
+      ]
+      if let albumArtist { tags["album_artist"] = albumArtist }
+      try make(file, tags)
+    }
+    try track("Alpha/A1/1.flac", "Alpha 1", "Alpha", "Alpha One", year: "2003", track: 1)
+    try track("Alpha/A2/1.flac", "Alpha 2", "Alpha", "Alpha Two", year: "2001", track: 1)
+    try track(
+      "Alpha/A2/2.flac", "With a guest", "Alpha feat. Beta", "Alpha Two",
+      albumArtist: "Alpha", year: "2001", track: 2)
+    try track(
+      "VA/Comp/1.flac", "Alpha on comp", "Alpha", "Comp", albumArtist: "Various Artists",
+      year: "2002", track: 2)
+    try track(
+      "VA/Comp/2.flac", "Gamma on comp", "Gamma", "Comp", albumArtist: "Various Artists",
+      year: "2002", track: 1)
+    try track("Beatles/1.flac", "Help", "Beatles", "Help!", albumArtist: "The Beatles", track: 1)
+    try track(
+      "Beatles/2.flac", "Yesterday", "Beatles", "Help!", albumArtist: "The Beatles",
+      track: 2)
+    let library = try Library(path: index)
+    _ = try library.scan(music)
+    let artists = try library.artists(under: music)
+    #expect(artists.map(\.name) == ["Alpha", "Gamma", "The Beatles", "Various Artists"])
+    #expect(artists.map(\.tracks) == [4, 1, 2, 2])
+    let albums = try library.albums(under: music, artist: .some("Alpha"))
+    #expect(albums.map(\.title) == ["Alpha Two", "Alpha One", "Comp"], "theirs by year, then on")
+    #expect(albums.map(\.artist) == ["Alpha", "Alpha", "Various Artists"])
+    #expect(
+      try library.tracks(under: music, artist: .some("Alpha")).map(\.title) == [
+        "Alpha 2", "With a guest", "Alpha 1", "Alpha on comp",
+      ])
+    #expect(try library.albums(under: music, artist: .some("Gamma")).map(\.title) == ["Comp"])
+    // The compilation itself is whole, in its order, under its own album artist.
+    #expect(
+      try library.tracks(under: music, artist: "Various Artists", album: "Comp").map(\.title) == [
+        "Gamma on comp", "Alpha on comp",
+      ])
+    // Every album's tracks, albums A–Z (what `a` on the Albums row adds).
+    #expect(try library.tracks(under: music, artist: nil, genre: nil).count == 7)
+  }
+
   /// An index of schema 1 (before the search index) is brought up to date in place: nothing
   /// set aside, no file read again, and search finds its tracks.
   @Test func anIndexOfSchemaOneIsUpgradedInPlace() throws {

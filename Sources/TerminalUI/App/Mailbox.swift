@@ -195,9 +195,8 @@ final class BackgroundWorker: @unchecked Sendable {
         let (files, problems) = expandFolder(folder)
         say(problems)
         if files.isEmpty {
-          mailbox.post {
-            $0.messages.append("No audio files in '\(Folder.title(fromName: folder))'")
-          }
+          let name = IndexView(path: folder)?.name ?? Folder.title(fromName: folder)
+          mailbox.post { $0.messages.append("No audio files in '\(name)'") }
         } else {
           let n = files.count
           let tracks = "\(n) track\(n == 1 ? "" : "s")"

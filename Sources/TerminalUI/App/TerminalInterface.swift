@@ -186,9 +186,19 @@ private final class InterfaceLoop {
     }
     self.terminal = terminal
     let request = self.request
+    // A row of an index view (an artist, an album, a genre) is the index's tracks for it; a
+    // folder or a playlist file is read as the command line reads it.
+    let index = configuration.index
+    let expandFolder = configuration.expandFolder
     worker = BackgroundWorker(
       mailbox: mailbox, readTags: configuration.readTags, listOutputs: configuration.listOutputs,
-      expandFolder: configuration.expandFolder, readCover: configuration.readCover,
+      expandFolder: { path in
+        guard let view = IndexView(path: path) else { return expandFolder(path) }
+        guard let files = index?.tracks(view) else {
+          return ([], ["cannot read the library's index for '\(view.name)'"])
+        }
+        return (files, [])
+      }, readCover: configuration.readCover,
       request: { request($0) })
     start(terminal)
     loop(terminal)

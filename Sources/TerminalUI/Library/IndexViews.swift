@@ -75,6 +75,16 @@ public enum IndexView: Hashable, Sendable {
     }
   }
 
+  /// What it is called in a line of the status line: the artist, the album, the genre.
+  public var name: String {
+    switch self {
+    case .artists, .albums, .genres, .playlists: return title
+    case .artist(let a): return a ?? Self.unknownArtist
+    case .genre(let g): return g ?? Self.unknownGenre
+    case .album(_, let t): return t ?? Self.unknownAlbum
+    }
+  }
+
   public static let unknownArtist = "Unknown artist"
   public static let unknownAlbum = "Unknown album"
   public static let unknownGenre = "No genre"
@@ -139,6 +149,9 @@ public struct IndexAccess: Sendable {
   /// could not be read). Read before the file itself, which for an .m4a means a helper process:
   /// a queue of 50,000 tracks is then labelled from the index, not by 50,000 reads.
   public var tags: @Sendable (String) -> TrackInfo? = { _ in nil }
+  /// The interface's worker: the files of what a view lists, in its order (`a` and `e` on an
+  /// artist, an album, a genre); nil when the index cannot be read.
+  public var tracks: @Sendable (IndexView) -> [String]? = { _ in nil }
   /// UI thread: whether the index holds any track of the library (its views are offered only
   /// then); nil when the index cannot be read. By default, whether it lists any artist.
   public var holdsTracks: @Sendable () -> Bool?

@@ -19,6 +19,10 @@ func indexAccess(root: String) -> IndexAccess? {
         updated: updated, indexed: { reader.rebuildSearchTable(from: $0) })
     })
   access.tags = { reader.tags($0) }
+  // For the interface's worker (`a` and `e` on an artist or an album): a connection of its own,
+  // as `indexTagReader`'s, opened when first asked.
+  let worker = IndexReader(path: path, root: root)
+  access.tracks = { worker.tracks(of: $0) }
   access.holdsTracks = { reader.holdsTracks() }
   access.prepareSearch = { reader.startBuildingSearchTable() }
   return access
@@ -153,7 +157,10 @@ private final class IndexReader: @unchecked Sendable {
       case .albums:
         return albumRows(try library.albums(under: root), withArtist: true)
       case .artist(let artist):
-        return albumRows(try library.albums(under: root, artist: .some(artist)), withArtist: false)
+        // Theirs, then those they appear on, whose artist is said ("Comp — Various Artists").
+        return albumRows(
+          try library.albums(under: root, artist: .some(artist)), withArtist: false,
+          besides: artist)
       case .genre(let genre):
         return albumRows(try library.albums(under: root, genre: .some(genre)), withArtist: true)
       case .album(let artist, let title):
@@ -164,6 +171,22 @@ private final class IndexReader: @unchecked Sendable {
         return IndexListing(rows: [])
       }
     }
+  }
+
+  /// The tracks of what a view lists, in its order (what `a` and `e` on its row add); nil when
+  /// the index cannot be read. A playlist file's are its own (the caller reads it).
+  func tracks(of view: IndexView) -> [String]? {
+    withLibrary { library throws(SQLiteError) -> [IndexedTrack] in
+      switch view {
+      case .artists, .genres: return try library.tracks(under: root)
+      case .albums: return try library.tracks(under: root, artist: nil, genre: nil)
+      case .artist(let artist): return try library.tracks(under: root, artist: .some(artist))
+      case .genre(let genre): return try library.tracks(under: root, genre: .some(genre))
+      case .album(let artist, let title):
+        return try library.tracks(under: root, artist: artist, album: title)
+      case .playlists: return []
+      }
+    }.map { $0.map(\.path) }
   }
 
   func holdsTracks() -> Bool? {
@@ -224,12 +247,17 @@ private final class IndexReader: @unchecked Sendable {
 
   private var rootSlash: String { root.hasSuffix("/") ? root : root + "/" }
 
-  /// "1999  Ágætis byrjun", and "— Sigur Rós" where the list has many artists.
-  private func albumRows(_ albums: [Library.Album], withArtist: Bool) -> IndexListing {
+  /// "1999  Ágætis byrjun", and "— Sigur Rós" where the list has many artists, or for an album
+  /// of another artist's than the one whose albums these are (`besides`).
+  private func albumRows(
+    _ albums: [Library.Album], withArtist: Bool, besides artist: String?? = nil
+  ) -> IndexListing {
     IndexListing(
       rows: albums.map { a in
         var name = (a.year.map { "\($0)  " } ?? "") + (a.title ?? IndexView.unknownAlbum)
-        if withArtist { name += " — " + (a.artist ?? IndexView.unknownArtist) }
+        if withArtist || (artist != nil && a.artist != artist) {
+          name += " — " + (a.artist ?? IndexView.unknownArtist)
+        }
         return LibraryEntry(
           kind: .folder, name: name, path: IndexView.album(artist: a.artist, title: a.title).path)
       })
