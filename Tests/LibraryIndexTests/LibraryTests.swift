@@ -212,7 +212,7 @@ import Testing
       try Database(path: index).scalar(
         "SELECT group_concat(name) FROM sqlite_master WHERE type = 'index' AND name LIKE 'tracks_%'"
       ))
-    #expect(schema == "tracks_in_order")
+    #expect(Set(schema.split(separator: ",")) == ["tracks_in_order", "tracks_on_others_albums"])
     #expect(try Database(path: index).scalar("PRAGMA user_version") == "3")
     for crowded in [3000, 0] {
       upgraded.crowded = crowded
