@@ -24,6 +24,9 @@ let package = Package(
     // What Swift's Glibc module hides behind _GNU_SOURCE (SO_PEERCRED's ucred, POSIX_SPAWN_SETSID,
     // pipe2).
     .target(name: "CHarkSys"),
+    // hark's main thread drains the main queue itself instead of ending in dispatch_main's
+    // pthread_exit, whose unwinding made the unwind tables resident (MainQueue.c).
+    .target(name: "CHarkMain"),
     // The process plumbing every other target would otherwise copy: threads, the semaphore, the
     // wake pipe, the monotonic clock, the environment and XDG directories, spawning a detached
     // process, system errors, a rotating log file. Generic (nothing of hark's), no Foundation.
@@ -115,8 +118,9 @@ let package = Package(
     .executableTarget(
       name: "hark",
       dependencies: [
-        "SessionCore", "SessionWire", "SessionClient", "SessionServer", "CHarkSys", "Platform",
-        "AudioCore", "PlayerEngine", "ALSAOutput", "JackRoutes", "SndFileDecoder", "FFmpegDecoder",
+        "SessionCore", "SessionWire", "SessionClient", "SessionServer", "CHarkSys", "CHarkMain",
+        "Platform", "AudioCore", "PlayerEngine", "ALSAOutput", "JackRoutes", "SndFileDecoder",
+        "FFmpegDecoder",
         "Settings", "RemoteCommands", "SoundServer", "TerminalUI", "SystemSleep", "Loudness",
         "LibraryIndex", "PlayerLink",
         .product(name: "ArgumentParser", package: "swift-argument-parser"),

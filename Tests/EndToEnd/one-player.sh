@@ -96,8 +96,18 @@ expect_log player "'c.wav' added to the queue"
 ! log_has second "added to the queue" || fail "hark add went to the --new player: $(cat "$E2E_DIR/second.log")"
 pass "hark add beside a --new player goes to the user's player"
 
-kill "$PID_second" "$PID_player"
-wait "$PID_second" "$PID_player" 2>/dev/null || true
+# The main thread drains the main queue itself (Sources/CHarkMain): it lives on, a thread of its
+# own takes the signals, and they act as before: SIGHUP ends a headless player (129), SIGTERM
+# stops it cleanly (143).
+[ "$(cut -d' ' -f3 "/proc/$PID_second/task/$PID_second/stat")" != Z ] || fail "the main thread has ended"
+grep -qx "hark-signals" /proc/"$PID_second"/task/*/comm || fail "no thread takes the signals"
+kill -HUP "$PID_second"
+status=0; wait "$PID_second" || status=$?
+[ "$status" = 129 ] || fail "SIGHUP: the headless player exited $status"
+kill -TERM "$PID_player"
+status=0; wait "$PID_player" || status=$?
+[ "$status" = 143 ] || fail "SIGTERM: the headless player exited $status"
+pass "a headless player's main thread lives; SIGHUP ends it (129), SIGTERM stops it (143)"
 if err=$(hark add "$E2E_DIR/a.wav" 2>&1); then fail "hark add with no player succeeded"; fi
 [ "$err" = "hark: no hark player is running; 'hark play PATH…' starts one" ] || fail "add said: $err"
 pass "hark add with no player running says so"
