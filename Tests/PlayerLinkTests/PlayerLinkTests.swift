@@ -460,10 +460,17 @@ func sampleSnapshot(queueSize: Int = 3) -> PlayerSnapshot {
     defer { service.end(why: "was quit from another interface") }
     let fd = try UnixSocketTestClient.connect(folder.socket)
     defer { close(fd) }
-    // A small receive buffer, so that the player's writes block while it does not read.
-    var small: Int32 = 4096
-    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, socklen_t(MemoryLayout<Int32>.size))
+    // The socket full before the clock ticks, so that the player's writes block from the first
+    // tick on: a queue line far longer than the socket holds. (A Unix socket's buffer is the
+    // writer's, some 200 KB, whatever the reader asks for: with only the queues below to fill
+    // it, a player whose writes kept up with the ticks, as on a loaded machine, had sent 50
+    // lines of ticks before it blocked.)
     var s = fake.snapshot
+    s.queue = (0..<20_000).map {
+      QueuedTrack(id: $0, path: "/music/a folder with a long name/an album/\($0) a song.flac")
+    }
+    s.playOrder = s.queue
+    fake.publish(s)
     for round in 0..<3 {
       for tick in 0..<50 {
         s.position = Double(round * 100 + tick)
