@@ -203,8 +203,9 @@ let package = Package(
 // (about 1 MB of 12). Each function in a section of its own, and the ones that run when hark
 // plays laid out together (scripts/link-order.txt, made by scripts/make-link-order; a stale
 // list costs memory, never correctness); lld, whose packed relative relocations (RELR,
-// glibc 2.36) are 9 KB where the default linker's 1.1 MB were read whole at every start.
-// Measured in docs/HACKING.md.
+// glibc 2.36) are 9 KB where the default linker's 1.1 MB were read whole at every start;
+// GCC's libstdc++ linked statically (scripts/static-libstdc++: the Swift runtime's "-lstdc++"
+// finds a linker script there first). Measured in docs/HACKING.md.
 let release = BuildSettingCondition.when(configuration: .release)
 for target in package.targets where target.type == .regular || target.type == .executable {
   target.swiftSettings =
@@ -218,6 +219,7 @@ for target in package.targets where target.name == "hark" {
           "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
           "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/scripts/link-order.txt",
           "-Xlinker", "--no-warn-symbol-ordering", "-Xlinker", "--no-export-dynamic",
+          "-L\(Context.packageDirectory)/scripts/static-libstdc++",
         ], release)
     ]
 }

@@ -42,6 +42,9 @@ for p in hark hark-ffmpeg hark-tags hark-cover; do
 done
 libraries=$(ldd "$root/bin/hark")
 ! grep -qi swift <<<"$libraries" || fail "the installed hark needs Swift's libraries: $libraries"
+# Issue 11: libstdc++ is linked statically (scripts/static-libstdc++), about 1 MB of the
+# headless player's memory.
+! grep -q 'libstdc++' <<<"$libraries" || fail "the installed hark loads libstdc++.so: $libraries"
 pass "make install ($took s) put $(($(wc -l <<<"$expected") - 2)) files under DESTDIR+PREFIX," \
   "none elsewhere"
 
