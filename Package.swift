@@ -62,7 +62,8 @@ let package = Package(
     .target(name: "FFmpegDecoder", dependencies: ["AudioCore", "CHarkSys", "Platform"]),
     .systemLibrary(
       name: "CTagLib", pkgConfig: "taglib_c", providers: [.apt(["libtagc0-dev"])]),
-    .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+    // SQLite (libsqlite3-dev's header), loaded by the index when it is first opened.
+    .target(name: "CSQLite", linkerSettings: [.linkedLibrary("dl")]),
     // The tag reader for the library index: TagLib (C++, crash-prone on hostile files) in a
     // process of its own, so that the player never loads it.
     .executableTarget(name: "hark-tags", dependencies: ["CTagLib", "Loudness", "Platform"]),
@@ -104,8 +105,8 @@ let package = Package(
     .target(name: "SystemSleep", dependencies: ["CDBus", "Platform"]),
     // The config file: a TOML subset, read without Foundation.
     .target(name: "Settings", dependencies: ["Platform"]),
-    .systemLibrary(
-      name: "CNcursesw", pkgConfig: "ncursesw", providers: [.apt(["libncurses-dev"])]),
+    // ncurses (libncurses-dev's headers), loaded by the interface when it takes the terminal.
+    .target(name: "CNcursesw", linkerSettings: [.linkedLibrary("dl")]),
     // The terminal interface: curses drawing, key decoding and bindings, views of the player.
     .target(
       name: "TerminalUI", dependencies: ["CNcursesw", "PlayerEngine", "SessionCore", "Platform"]),

@@ -17,6 +17,10 @@ final class Database {
   /// Opens (creating when `create`) the database at `path`.
   init(path: String, create: Bool = true) throws(SQLiteError) {
     self.path = path
+    if let failure = csq_load() {
+      throw SQLiteError(
+        code: SQLITE_CANTOPEN, message: "cannot load SQLite: \(String(cString: failure))")
+    }
     var h: OpaquePointer?
     let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
     let rc = sqlite3_open_v2(FileName.c(path), &h, flags, nil)

@@ -101,13 +101,16 @@ pass "hark add beside a --new player goes to the user's player"
 # stops it cleanly (143).
 [ "$(cut -d' ' -f3 "/proc/$PID_second/task/$PID_second/stat")" != Z ] || fail "the main thread has ended"
 grep -qx "hark-signals" /proc/"$PID_second"/task/*/comm || fail "no thread takes the signals"
+# Issue 11: SQLite and ncurses are loaded by what reads the index or draws, not by a player.
+! grep -E 'libsqlite3|libncursesw|libtinfo' /proc/"$PID_second"/maps ||
+  fail "the headless player mapped SQLite or ncurses"
 kill -HUP "$PID_second"
 status=0; wait "$PID_second" || status=$?
 [ "$status" = 129 ] || fail "SIGHUP: the headless player exited $status"
 kill -TERM "$PID_player"
 status=0; wait "$PID_player" || status=$?
 [ "$status" = 143 ] || fail "SIGTERM: the headless player exited $status"
-pass "a headless player's main thread lives; SIGHUP ends it (129), SIGTERM stops it (143)"
+pass "a headless player maps neither SQLite nor ncurses; its main thread lives; SIGHUP ends it (129), SIGTERM stops it (143)"
 if err=$(hark add "$E2E_DIR/a.wav" 2>&1); then fail "hark add with no player succeeded"; fi
 [ "$err" = "hark: no hark player is running; 'hark play PATH…' starts one" ] || fail "add said: $err"
 pass "hark add with no player running says so"

@@ -28,6 +28,9 @@ final class CursesTerminal: Canvas {
   /// Takes the terminal: the locale's character set (UTF-8 when the locale says nothing),
   /// curses in cbreak mode without echo, cursor hidden, colours.
   init() throws(TerminalError) {
+    if let failure = cnc_load() {
+      throw TerminalError(description: "cannot load ncurses: \(String(cString: failure))")
+    }
     setlocale(LC_ALL, "")
     // Titles are UTF-8 whatever the environment says; a "C" locale would make curses draw
     // them as escapes. Terminals are UTF-8 in practice.

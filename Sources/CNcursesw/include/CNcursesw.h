@@ -1,5 +1,5 @@
-#ifndef CNCURSESW_SHIM_H
-#define CNCURSESW_SHIM_H
+#ifndef CNCURSESW_H
+#define CNCURSESW_H
 /* The wide-character API (add_wch, addnwstr, ...). pkg-config's -D flags are dropped by
    SwiftPM for system libraries (and it warns), so the define lives here, before the include. */
 #define NCURSES_WIDECHAR 1
@@ -13,15 +13,17 @@
 #include <termios.h>
 #include <wchar.h>
 
+/* ncurses, loaded when the interface takes the terminal (Loader.c), so that the processes that
+   draw nothing (the headless player, the session server, hark ctl) do not map it. */
+
+/* Loads libncursesw (and libtinfo with it) if it is not loaded yet. NULL when it is ready,
+   else why it cannot be (dlerror's words); no curses function may be called before NULL. */
+const char *cnc_load(void);
+
 /* Function-like macros Swift cannot import. */
 static inline int cnc_COLOR_PAIR(int n) { return (int)COLOR_PAIR(n); }
-static inline void cnc_getmaxyx(WINDOW *w, int *rows, int *cols) {
-  int r, c;
-  getmaxyx(w, r, c);
-  *rows = r;
-  *cols = c;
-}
-static inline WINDOW *cnc_stdscr(void) { return stdscr; }
+void cnc_getmaxyx(WINDOW *w, int *rows, int *cols);
+WINDOW *cnc_stdscr(void);
 
 /* Attributes are macros built from NCURSES_BITS; these are the ones the views use. */
 static inline int cnc_A_NORMAL(void) { return (int)A_NORMAL; }
@@ -41,18 +43,13 @@ static inline int cnc_window_size(int fd, int *rows, int *cols) {
 
 /* How many colours and colour pairs the terminal has (globals that are macros in some
    builds of curses). */
-static inline int cnc_colors(void) { return COLORS; }
-static inline int cnc_color_pairs(void) { return COLOR_PAIRS; }
+int cnc_colors(void);
+int cnc_color_pairs(void);
 
 /* Colour pairs past 255, which COLOR_PAIR() cannot carry in an attribute: made with
    init_extended_pair and drawn through setcchar's opts, one cell at a time (a picture's). */
-static inline int cnc_init_pair(int pair, int fg, int bg) { return init_extended_pair(pair, fg, bg); }
-static inline int cnc_put_cell(int row, int col, wchar_t ch, int pair) {
-  cchar_t cell;
-  wchar_t text[2] = {ch, 0};
-  if (setcchar(&cell, text, A_NORMAL, 0, &pair) != OK) return ERR;
-  return mvadd_wch(row, col, &cell);
-}
+int cnc_init_pair(int pair, int fg, int bg);
+int cnc_put_cell(int row, int col, wchar_t ch, int pair);
 
 /* The window's size in pixels, which terminals that draw pictures report (0 when unknown). */
 static inline void cnc_window_pixels(int fd, int *width, int *height) {
