@@ -191,6 +191,19 @@ wait_for 10 "the lone player gone" eval '! alive "$PID_lone"'
 cmp -s "$state_file" "$E2E_DIR/state.before" || fail "a player given no queue rewrote state.json: $(cat "$state_file")"
 pass "a player that was given no queue leaves state.json as it was"
 
+# --- A player of its own (--new) never saves over the user's queue: quitting it, with or
+# without paths named, leaves state.json as the user's player saved it (issue 13).
+window seventh
+for args in "'$music/02 Two.flac'" ""; do
+  keys "clear; '$HARK_BIN' --new $args; echo \"hark-exit=\$?\"" Enter
+  expect_screen "Queue ("
+  keys q
+  expect_screen "hark-exit=0"
+  cmp -s "$state_file" "$E2E_DIR/state.before" ||
+    fail "quitting 'hark --new $args' rewrote state.json: $(cat "$state_file")"
+done
+pass "quitting a --new interface, with a path named or none, leaves state.json as it was"
+
 # --- q in one window and `hark` at once in another: the second does not attach to the player on
 # its way out; it gets a player of its own with the saved queue, once the first has gone.
 window eighth

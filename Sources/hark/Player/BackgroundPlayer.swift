@@ -85,8 +85,10 @@ enum BackgroundPlayer {
     let player = Player(configuration: configuration, session: port ?? LocalSession())
 
     // The saved queue is the player's to read, restore and save again: an interface that dies
-    // before handing it over cannot make the player save an empty queue over it.
-    let stateFile = StateFile.standard
+    // before handing it over cannot make the player save an empty queue over it. It is the
+    // user's player's (the one holding the lock): a private one (`--new`) neither restores nor
+    // saves it, so that quitting it cannot replace the queue the user's player saved.
+    let stateFile = lock != nil ? StateFile.standard : nil
     if let problem = stateFile?.prepare() {
       lines.append(problem.capitalisedFirst)
     }
