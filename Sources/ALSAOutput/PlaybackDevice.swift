@@ -202,6 +202,9 @@ public final class PlaybackDevice: AudioOutput {
       }
       if rc < 0 { rc = snd_pcm_prepare(pcm) }
       return rc < 0 ? .deviceGone(code: code) : .recovered
+    case EBADFD where snd_pcm_state(pcm) == SND_PCM_STATE_SETUP:
+      // Stopped, not gone (drained or dropped and not prepared): get it ready again.
+      return snd_pcm_prepare(pcm) < 0 ? .deviceGone(code: code) : .recovered
     default:
       // ENODEV, EBADFD, EIO, ENOTTY...: the device went away (unplugged, disconnected).
       return .deviceGone(code: code)
@@ -242,11 +245,15 @@ public final class PlaybackDevice: AudioOutput {
   public func discard() { snd_pcm_drop(pcm) }
   public func prepare() { snd_pcm_prepare(pcm) }
 
-  /// Plays out what the device holds. A non-blocking PCM's drain returns at once with EAGAIN,
-  /// so this switches to blocking mode for it.
+  /// Plays out what the device holds, and makes it ready for what comes next. A non-blocking
+  /// PCM's drain returns at once with EAGAIN, so this switches to blocking mode for it. A
+  /// drained PCM is left in the SETUP state, where a write fails with EBADFD: the next track
+  /// played after the end of the queue was taken for a device gone ("Paused: 'pulse' went
+  /// away"), so it is prepared again here.
   public func drain() {
     snd_pcm_nonblock(pcm, 0)
     snd_pcm_drain(pcm)
     snd_pcm_nonblock(pcm, 1)
+    snd_pcm_prepare(pcm)
   }
 }

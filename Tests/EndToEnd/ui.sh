@@ -290,6 +290,13 @@ grep -q "cannot play '$mixed/02 Cut.wav': the file is cut short" "$log" || fail 
 grep -q "cannot play '$mixed/03 Empty.ogg': the file is empty" "$log" || fail "no reason for the empty file"
 at=$(elapsed)
 wait_for 5 "the good file's time to move on" elapsed_beyond "$at"
+# Played to the end of the queue, then played again: the device drained at the end is ready
+# for it (it was taken for a device gone: "Paused: 'pulse' went away").
+keys : 18 Enter
+expect_screen "End of the queue" 10
+keys Space
+wait_for 8 "the good file to play again after the end of the queue" playing_good
+! screen_text | grep -E "went away|gone" || fail "played after the end of the queue: $(screen_text)"
 keys q
 expect_screen "hark-exit=0"
 pass "scenario 8: four bad files each named with a reason (on screen: '$shown'), marked ✗ in the queue, the good one played, q exits 0"
