@@ -1,3 +1,4 @@
+import CSQLite
 import Glibc
 import Platform
 import PlayerEngine
@@ -93,7 +94,9 @@ public final class Library {
   /// for damage first (PRAGMA quick_check: 0.1 s at 50,000 tracks), as the scan does as it
   /// starts; the interface's reader, opened as it draws its first view, only looks at whose
   /// and which version it is, and leaves damage to the scan (its reads then fail, and it
-  /// opens the index again at its next read).
+  /// opens the index again at its next read). Unchecked, an index that cannot be used is not
+  /// set aside either: that is thrown, and left to the scan, which says so (set aside by a
+  /// reader, it was replaced without a word in the interface).
   public init(path: String, checked: Bool = true) throws(SQLiteError) {
     self.path = path
     if let slash = path.lastIndex(of: "/") { makeDirectories(String(path[..<slash])) }
@@ -104,7 +107,14 @@ public final class Library {
       problem = "it cannot be opened"
     }
     if let problem {
-      let aside = path + ".broken-\(time(nil))"
+      guard checked else { throw SQLiteError(code: SQLITE_CANTOPEN, message: problem) }
+      // Never over an earlier one: two set aside in the same second kept only the second.
+      var aside = path + ".broken-\(time(nil))"
+      var other = 2
+      while access(FileName.c(aside), F_OK) == 0 {
+        aside = path + ".broken-\(time(nil))-\(other)"
+        other += 1
+      }
       rename(FileName.c(path), FileName.c(aside))
       for suffix in ["-wal", "-shm"] { unlink(FileName.c(path + suffix)) }
       setAsideAs = "the library index '\(path)' was set aside as '\(aside)' (\(problem))"

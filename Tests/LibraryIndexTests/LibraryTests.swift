@@ -280,8 +280,9 @@ import Testing
   }
 
   /// The interface's look as it opens, without reading every page (`checked: false`): whether
-  /// the library under its folder holds anything, and an index that is no database or not
-  /// hark's set aside all the same.
+  /// the library under its folder holds anything; an index that is no database or not hark's
+  /// is left in place for the scan, which sets it aside and says so (set aside by the
+  /// interface's reader, it was replaced without a word).
   @Test func theInterfacesQuickOpenStillKnowsWhatItOpened() throws {
     let library = try makeLibrary()
     #expect(try library.holdsTracks(under: music) == false)
@@ -296,14 +297,36 @@ import Testing
 
     let noise = folder + "/noise.sqlite3"
     _ = system("head -c 8192 /dev/urandom > '\(noise)'")
-    let rebuilt = try Library(path: noise, checked: false)
+    #expect(throws: SQLiteError.self) { try Library(path: noise, checked: false) }
+    #expect(access(noise, F_OK) == 0 && access(noise + ".broken-\(time(nil))", F_OK) != 0)
+    let rebuilt = try Library(path: noise)
     #expect(rebuilt.setAside?.contains("was set aside as") == true, "\(rebuilt.setAside ?? "")")
     let other = folder + "/other.sqlite3"
     _ = system(
       "sqlite3 '\(other)' 'CREATE TABLE notes (x TEXT); INSERT INTO notes VALUES (1);' 2>/dev/null")
     if access(other, F_OK) == 0 {
-      let again = try Library(path: other, checked: false)
+      #expect(throws: SQLiteError.self) { try Library(path: other, checked: false) }
+      let again = try Library(path: other)
       #expect(again.setAside?.contains("it is not hark's") == true, "\(again.setAside ?? "")")
+    }
+  }
+
+  /// Two damaged indexes set aside in the same second are both kept: the second does not
+  /// replace the first (the user's notes written over the index, say).
+  @Test func twoIndexesSetAsideAtOnceAreBothKept() throws {
+    _ = try makeLibrary()
+    _ = system("mkdir -p \"$(dirname '\(index)')\"")
+    var asides: [String] = []
+    for text in ["notes one", "notes two"] {
+      _ = system("rm -f '\(index)'-wal '\(index)'-shm; echo '\(text)' > '\(index)'")
+      let library = try Library(path: index)
+      let said = try #require(library.setAside)
+      let aside = try #require(said.split(separator: "'").dropFirst(3).first.map(String.init))
+      asides.append(aside)
+    }
+    #expect(Set(asides).count == 2, "\(asides)")
+    for (aside, text) in zip(asides, ["notes one", "notes two"]) {
+      #expect(system("grep -qx '\(text)' '\(aside)'") == 0, "\(aside) does not hold '\(text)'")
     }
   }
 

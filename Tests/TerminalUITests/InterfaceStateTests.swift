@@ -61,10 +61,19 @@ import Testing
     let end = later + 3 + InterfaceState.messageLifetime
     s.sayInBackground("Library indexed: 9 tracks", now: end)
     #expect(Screen.status(s, now: end)?.0 == "Library indexed: 9 tracks")
+    // A problem the background found stays up for its time: the progress after it waits.
+    s.sayInBackground("The library index was set aside; rebuilding it", style: .warning, now: end)
+    s.sayInBackground("Indexing the library: 1 of 9 files read", now: end + 1)
+    #expect(s.message?.text == "The library index was set aside; rebuilding it")
+    s.sayInBackground("Cannot index the library: disk full", style: .warning, now: end + 2)
+    #expect(s.message?.text == "Cannot index the library: disk full")
+    let after = end + 2 + InterfaceState.messageLifetime
+    s.sayInBackground("Library indexed: 9 tracks", now: after)
+    #expect(s.message?.text == "Library indexed: 9 tracks")
     var snap = s.snapshot
     snap.problem = .skipped(file: "04 Notes.mp3", reason: "not an audio file", moreBefore: 0)
     s.update(snap)
-    #expect(Screen.status(s, now: end)?.0 == "Could not play 04 Notes.mp3: not an audio file")
+    #expect(Screen.status(s, now: after)?.0 == "Could not play 04 Notes.mp3: not an audio file")
   }
 
   /// The folder in the tab bar is written as a shell prompt writes it: `~` for the home

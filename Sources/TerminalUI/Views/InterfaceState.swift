@@ -284,9 +284,14 @@ public struct InterfaceState: Sendable {
   }
 
   /// Puts a line of background news (the index scan's progress) in the status line, unless a
-  /// line that is not background news is still up: a warning at start, an answer to a key.
+  /// line that is not background news is still up (a warning at start, an answer to a key), or
+  /// this is progress and a problem of the background's is still up.
   public mutating func sayInBackground(_ text: String, style: Style = .normal, now: UInt64) {
-    if let m = message, !m.isBackground, m.expires > now { return }
+    if let m = message, m.expires > now {
+      // Not over the user's own line; nor, for a progress line, over a problem the background
+      // found (an index set aside, then "Indexing the library: …" a moment later).
+      if !m.isBackground || (m.style != .normal && style == .normal) { return }
+    }
     message = StatusMessage(
       text: TextWidth.sanitized(text), style: style, expires: now + Self.messageLifetime,
       isBackground: true)
