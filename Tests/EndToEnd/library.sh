@@ -54,6 +54,10 @@ grep -q "^Zoë Keating — Zoë Keating 2.1 — Zoë Keating Album 2 (2002)" "$E
   || fail "search lines: $(cat "$E2E_DIR/search.txt")"
 [ "$(hark library search retitled | wc -l)" -eq 1 ] || fail "the retagged title is not what the index says"
 [ -z "$(hark library search sigur ros retitled 2>/dev/null)" ] || fail "a search that matches nothing found something"
+out=$(hark library scan "$changed" 2>&1) && fail "a file given to library scan was scanned: $out"
+[ "$out" = "hark: cannot index '$changed': not a folder" ] || fail "a file given to library scan: $out"
+out=$(hark library scan "$music/nowhere" 2>&1) && fail "a missing folder was scanned: $out"
+[ "$out" = "hark: cannot index '$music/nowhere': no such folder" ] || fail "a missing folder: $out"
 pass "hark library scan indexes 18 tagged FLAC/MP3/M4A files, a rescan reads none, a changed one is read again; search folds case and accents"
 
 # Two playlists of one name in the music folder (told apart in the Playlists view by their

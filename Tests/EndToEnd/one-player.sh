@@ -55,6 +55,14 @@ grep -q "cannot play '$E2E_DIR/missing.wav': no such file or directory" "$E2E_DI
 expect_log player "2 files added to the queue"
 pass "a folder is handed over whole; a missing file is said where it was named"
 
+# Nothing playable named, with no terminal: the reason, not the interface's need of one.
+status=0
+hark play "$E2E_DIR/missing.wav" </dev/null >"$E2E_DIR/play.out" 2>&1 || status=$?
+[ "$status" = 1 ] || fail "hark play of a missing file exited $status: $(cat "$E2E_DIR/play.out")"
+[ "$(cat "$E2E_DIR/play.out")" = "hark: cannot play '$E2E_DIR/missing.wav': no such file or directory
+hark: nothing to play" ] || fail "hark play of a missing file said: $(cat "$E2E_DIR/play.out")"
+pass "hark play of a missing file, no terminal: the file and the reason, exit 1"
+
 # The interface with no PATH attaches to the running player (detach.sh shows it in a
 # terminal, headless players included); with PATHs they join its queue.
 out=$(hark "$E2E_DIR/d.wav") || fail "hark PATH with a player running failed"

@@ -29,7 +29,11 @@ struct LibraryCommand: AsyncParsableCommand {
     func run() async throws {
       let settings = loadSettings()
       let target = Folder.absolute(folder ?? settings.musicDirectory ?? defaultMusicFolder())
-      guard isDirectory(target) else { die("cannot index '\(target.shown)': no such folder") }
+      guard isDirectory(target) else {
+        var info = stat()
+        let why = stat(target, &info) == 0 ? "not a folder" : "no such folder"
+        die("cannot index '\(target.shown)': \(why)")
+      }
       let library = openLibrary()
       let onTerminal = isatty(2) == 1
       let report: ScanReport

@@ -51,9 +51,15 @@ struct Play: AsyncParsableCommand {
   func run() async throws {
     // Loaded once (a folder of 50,000 files is a walk): handed to a running player, or played
     // here. The interface's player loads them itself.
-    let loaded = noUI ? QueueLoader.load(paths) : nil
+    let loaded = QueueLoader.load(paths)
+    // Nothing playable in them: said here, the same with or without a terminal (without one,
+    // the interface's complaint about the terminal hid the reason).
+    guard !loaded.files.isEmpty else {
+      for p in loaded.problems { FileHandleStderr.write("hark: \(p.escapingControlCharacters)\n") }
+      die("nothing to play")
+    }
     // One player per user: a running one plays them now, keeping its queue after them.
-    if !new, await HandOver.loaded(loaded ?? QueueLoader.load(paths), at: .now) == .handed {
+    if !new, await HandOver.loaded(loaded, at: .now) == .handed {
       return
     }
     StreamIdentity.announce(app: "player", role: .music)
@@ -63,7 +69,7 @@ struct Play: AsyncParsableCommand {
     }
     silenceALSALibraryErrors()
     let settings = loadSettings()
-    let (files, problems) = loaded ?? QueueLoader.load(paths)
+    let (files, problems) = loaded
     for p in problems { FileHandleStderr.write("hark: \(p.escapingControlCharacters)\n") }
     guard !files.isEmpty else { die("nothing to play") }
     // FFmpeg loads in its helper's server while this process connects and opens the output.
