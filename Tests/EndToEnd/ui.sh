@@ -230,6 +230,17 @@ expect_screen "hark-exit=0"
 rm "$HOME/.config/hark/config.toml"
 pass "play_pause rebound to p in config.toml: p plays, space does not, ? and the hints show p"
 
+# --- A music_dir that is not a folder: said at start, not silently replaced by another.
+printf 'music_dir = "/nonexistent/dir"\n' >"$HOME/.config/hark/config.toml"
+keys "clear; '$HARK_BIN' --device pulse; echo \"hark-exit=\$?\"" Enter
+expect_screen "The config's music_dir '/nonexistent/dir' is not a folder; showing"
+grep -q "music_dir '/nonexistent/dir' is not a folder" "$XDG_STATE_HOME/hark/hark.log" ||
+  fail "the log does not say the music_dir is not a folder"
+keys q
+expect_screen "hark-exit=0"
+rm "$HOME/.config/hark/config.toml"
+pass "a music_dir that is not a folder is said on screen and in hark.log"
+
 # --- A damaged state file: named, left alone, set aside when q saves.
 printf '{ "version": 1, "queue": [' >"$state"
 keys "clear; '$HARK_BIN' --device pulse; echo \"hark-exit=\$?\"" Enter

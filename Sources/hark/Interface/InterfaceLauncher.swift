@@ -32,6 +32,14 @@ enum InterfaceLauncher {
     startup += keyProblems.map { "Config '\(configPath ?? "?")': \($0)" }
 
     let musicFolder = Self.musicFolder(settings)
+    if let configured = settings.musicDirectory,
+      Folder.absolute(Self.expandingHome(configured)) != musicFolder
+    {
+      // Said, not silently replaced by another folder.
+      startup.append(
+        "The config's music_dir '\(configured)' is not a folder; showing '\(musicFolder)' "
+          + "(config '\(configPath ?? "?")')")
+    }
     var files: [String] = []
     var libraryFolder = musicFolder
     if !paths.isEmpty {
@@ -179,15 +187,18 @@ enum InterfaceLauncher {
   /// music, else the current folder.
   static func musicFolder(_ settings: Settings) -> String {
     let home = environment("HOME") ?? ""
-    if var configured = settings.musicDirectory {
-      if configured == "~" || configured.hasPrefix("~/") {
-        configured = home + configured.dropFirst()
-      }
-      if isDirectory(configured) { return Folder.absolute(configured) }
+    if let configured = settings.musicDirectory.map(expandingHome), isDirectory(configured) {
+      return Folder.absolute(configured)
     }
     if !home.isEmpty, isDirectory(home + "/Music") { return home + "/Music" }
     if let assets = bundledAssets() { return assets + "/music" }
     return Folder.absolute(".")
+  }
+
+  /// A configured path with `~` or `~/…` made the home folder.
+  static func expandingHome(_ path: String) -> String {
+    guard path == "~" || path.hasPrefix("~/") else { return path }
+    return (environment("HOME") ?? "") + path.dropFirst()
   }
 
   /// The bundled assets folder (see `Assets`).
