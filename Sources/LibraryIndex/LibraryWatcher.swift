@@ -51,6 +51,24 @@ public final class LibraryWatcher {
     }
   }
 
+  /// A watched folder was renamed or moved. Moved within the tree, the IN_MOVED_TO before
+  /// this (the rename's events come in that order) has watched it under its new path already:
+  /// the watch on that path is this one, and is kept. (Dropped, as it was, nothing written in
+  /// a folder renamed while the library was open was seen again.) Moved out of the tree, it
+  /// and the folders below it are no longer watched.
+  private func movedAway(_ wd: Int32, from folder: String) {
+    let there = inotify_add_watch(fd, FileName.c(folder), Self.mask)
+    if there == wd { return }
+    if there >= 0 { folders[there] = folder }  // another folder now has its old name
+    inotify_rm_watch(fd, wd)
+    folders[wd] = nil
+    let below = folder + "/"
+    for (other, path) in folders where path.hasPrefix(below) {
+      inotify_rm_watch(fd, other)
+      folders[other] = nil
+    }
+  }
+
   /// Waits for changes and returns the folders they were in, once nothing has changed for
   /// `quiet` (a copy of an album is one batch, not a rescan per file). Blocks the calling
   /// thread; returns an empty list only if the watch itself failed.
@@ -79,15 +97,19 @@ public final class LibraryWatcher {
         let name = FileName.string(buffer[nameStart..<(nameStart + length)].prefix { $0 != 0 })
         at = nameStart + length
         guard let folder = folders[wd] else { continue }
-        changed.insert(folder)
+        // A folder moved is news of the folders it left and joined (their MOVED_FROM and
+        // MOVED_TO), not of itself: moved out of the tree, its old path is nothing to scan.
+        if mask & UInt32(IN_MOVE_SELF) == 0 { changed.insert(folder) }
         if mask & UInt32(IN_ISDIR) != 0 && mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0,
           !name.hasPrefix(".")
         {
           // A new folder: watched too, and scanned with its parent.
           watchTree(folder == "/" ? "/" + name : folder + "/" + name)
         }
-        if mask & UInt32(IN_IGNORED | IN_DELETE_SELF | IN_MOVE_SELF) != 0 {
+        if mask & UInt32(IN_IGNORED | IN_DELETE_SELF) != 0 {
           folders[wd] = nil
+        } else if mask & UInt32(IN_MOVE_SELF) != 0 {
+          movedAway(wd, from: folder)
         }
       }
     }

@@ -382,4 +382,32 @@ import Testing
     _ = system("touch '\(root)/A/3.flac' '\(root)/B/4.flac'; rm '\(root)/A/one.flac'")
     #expect(watcher.nextChanges(quiet: .milliseconds(300)) == [root + "/A", root + "/B"])
   }
+
+  /// A folder renamed twice while watched (with one below it) is still watched under its new
+  /// name, as is the one below it; one moved out of the tree is said no more. (The second
+  /// rename's IN_MOVE_SELF used to drop the watch the IN_MOVED_TO before it had just made.)
+  @Test func aFolderRenamedWhileWatchedIsStillWatched() throws {
+    var template = Array("/tmp/hark-watch-tests.XXXXXX".utf8CString)
+    let base = try #require(
+      template.withUnsafeMutableBufferPointer { $0.baseAddress.flatMap { mkdtemp($0) } }
+        .map { String(cString: $0) })
+    defer { _ = system("rm -rf '\(base)'") }
+    let root = base + "/music"
+    _ = system("mkdir -p '\(root)/Ren A/Disc 1' '\(base)/elsewhere'")
+    let watcher = try #require(LibraryWatcher(root: root))
+    for name in ["Ren B", "Ren C"] {
+      _ = system("mv '\(root)/Ren \(name == "Ren B" ? "A" : "B")' '\(root)/\(name)'")
+      _ = watcher.nextChanges(quiet: .milliseconds(200))
+      _ = system("touch '\(root)/\(name)/new.flac'")
+      #expect(watcher.nextChanges(quiet: .milliseconds(200)) == [root + "/" + name])
+      _ = system("touch '\(root)/\(name)/Disc 1/new.flac'")
+      #expect(watcher.nextChanges(quiet: .milliseconds(200)) == [root + "/\(name)/Disc 1"])
+    }
+    _ = system("mv '\(root)/Ren C' '\(base)/elsewhere/'")
+    #expect(watcher.nextChanges(quiet: .milliseconds(200)) == [root])
+    // Gone from the tree: a change there, then one in the tree; only the tree's is said.
+    _ = system("touch '\(base)/elsewhere/Ren C/x.flac' '\(base)/elsewhere/Ren C/Disc 1/y.flac'")
+    _ = system("touch '\(root)/z.flac'")
+    #expect(watcher.nextChanges(quiet: .milliseconds(200)) == [root])
+  }
 }
