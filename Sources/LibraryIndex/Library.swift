@@ -68,6 +68,9 @@ public struct ScanProgress: Sendable {
 /// again). It is a cache: a damaged or foreign database is set aside (renamed, with a message)
 /// and rebuilt, and nothing in it is the only copy of anything.
 public final class Library {
+  /// The paths the last `scan` read afresh or removed: what an interface that shows their tags
+  /// reads again (a retagged file's new title).
+  public private(set) var lastChanged: [String] = []
   private let database: Database
   public let path: String
   /// Said when the database at `path` could not be used and was set aside, for a program that
@@ -299,6 +302,7 @@ public final class Library {
     }
     try database.execute("COMMIT")
     helper.stop()
+    lastChanged = toRead.map(\.0) + gone
     progress(
       ScanProgress(
         done: files.count, total: files.count, read: toRead.count, toRead: toRead.count,

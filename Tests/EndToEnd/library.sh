@@ -141,6 +141,21 @@ expect_screen "/later▏"
 pass "a search being typed when an album is copied in is kept and searched again: the new album is found"
 tmux_ send-keys -t "$SESSION" Escape
 
+# A file retagged while its row is shown (search results): the row shows the new title, read
+# again from the index (it kept the title read before).
+# (The Escape above taken alone first: a / right behind it is read as Alt-/.)
+expect_screen_not "later"
+tmux_ send-keys -t "$SESSION" / b l o o m e r Enter
+expect_screen "Bloom 1"
+bloom="$music/Boards of Canada/1.flac"
+ffmpeg -nostdin -v error -y -i "$bloom" -c copy -map_metadata 0 -metadata title="Blossom 1" \
+  "$E2E_DIR/blossom.flac"
+mv "$E2E_DIR/blossom.flac" "$bloom"
+expect_screen "Blossom 1" 15
+expect_screen_not "Bloom 1"
+pass "a file retagged while shown in the search results shows its new title"
+tmux_ send-keys -t "$SESSION" Escape
+
 # The Playlists view: the music folder's two "favourites" by their relative paths; the queue
 # saved with w from inside the view is listed at once; Enter on a playlist makes it the queue.
 # playlist_row NAME: a playlist row (marker, name, "playlist") names NAME.

@@ -19,6 +19,8 @@ struct Inbox: Sendable {
   var progress: [(String, Style)] = []
   /// The tag index has been brought up to date.
   var indexUpdated = false
+  /// Paths the index read again or removed since the last mail: their tags are read again.
+  var indexChanged: [String] = []
   /// The playlist files found below the music folder (`Playlists.found(under:)`).
   var playlistsFound: [LibraryEntry]?
   /// The queue was saved as one of hark's playlists.
@@ -86,6 +88,14 @@ final class BackgroundWorker: @unchecked Sendable {
     /// UI thread.
     var asked: Set<String> = []
     var stopping = false
+  }
+
+  /// Forgets that `paths` were read, so that their tags are read again when next asked for
+  /// (the index read them again: a file retagged).
+  func forget(_ paths: [String]) {
+    jobs.withLock { j in
+      for p in paths { j.asked.remove(p) }
+    }
   }
 
   private let jobs = Locked(Jobs())

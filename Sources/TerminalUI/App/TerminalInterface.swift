@@ -223,7 +223,12 @@ private final class InterfaceLoop {
           { line, problem in
             mailbox.post { $0.progress.append((line, problem ? .warning : .normal)) }
           },
-          { mailbox.post { $0.indexUpdated = true } })
+          { changed in
+            mailbox.post {
+              $0.indexUpdated = true
+              $0.indexChanged += changed
+            }
+          })
       }
     }
     open(configuration.libraryFolder, now: now)
@@ -515,6 +520,18 @@ private final class InterfaceLoop {
     }
     if mail.indexUpdated, let index = configuration.index {
       state.indexReady = index.holdsTracks() ?? false
+      // Tags the index read again (a file retagged, added or gone) are read again where they
+      // show: the queue's now, the rows' as they are drawn.
+      if !mail.indexChanged.isEmpty {
+        for path in mail.indexChanged {
+          state.tags[path] = nil
+          requestedTags.remove(path)
+        }
+        worker?.forget(mail.indexChanged)
+        taggedQueue = []
+        requestQueueTags()
+        requestTags(state.entries.filter { $0.kind == .file }.map(\.path))
+      }
       // The music folder shows the ways into the index now, an index view its new rows.
       if state.folder == configuration.libraryFolder || IndexView(path: state.folder) != nil {
         refresh(now: now)

@@ -139,11 +139,11 @@ public struct IndexAccess: Sendable {
   /// A thread of its own, for as long as the interface runs: brings the index of the music
   /// folder up to date, saying how it goes (each line for the status line, and whether it is
   /// a problem), then keeps it current as files change; `updated` after each change of the
-  /// index.
+  /// index, with the paths read again or removed (whose tags the interface reads again).
   public var keepCurrent:
     @Sendable (
       _ progress: @escaping @Sendable (_ line: String, _ isProblem: Bool) -> Void,
-      _ updated: @escaping @Sendable () -> Void
+      _ updated: @escaping @Sendable (_ changed: [String]) -> Void
     ) -> Void
   /// Any thread: what the index holds of a file's tags; nil when it is not indexed (or its tags
   /// could not be read). Read before the file itself, which for an .m4a means a helper process:
@@ -165,7 +165,7 @@ public struct IndexAccess: Sendable {
     keepCurrent:
       @escaping @Sendable (
         _ progress: @escaping @Sendable (_ line: String, _ isProblem: Bool) -> Void,
-        _ updated: @escaping @Sendable () -> Void
+        _ updated: @escaping @Sendable (_ changed: [String]) -> Void
       ) -> Void
   ) {
     self.browse = browse

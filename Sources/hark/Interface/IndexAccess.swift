@@ -40,10 +40,11 @@ func indexTagReader(root: String) -> (@Sendable (String) -> TrackInfo?)? {
 /// Scans `root` into the index at `path`, then rescans each folder below it that inotify says
 /// changed (once it is quiet for a second), for as long as the process runs. `indexed` is
 /// given the index (this thread's connection) after each scan that changed it, before
-/// `updated`.
+/// `updated`, which is given the paths that scan read again or removed (none after the first
+/// scan when it changed nothing).
 private func keepCurrent(
   root: String, path: String, progress: @escaping @Sendable (String, Bool) -> Void,
-  updated: @escaping @Sendable () -> Void, indexed: (Library) -> Void
+  updated: @escaping @Sendable ([String]) -> Void, indexed: (Library) -> Void
 ) {
   let library: Library
   do { library = try Library(path: path) } catch {
@@ -63,8 +64,9 @@ private func keepCurrent(
           "Library indexed: \(report.found) tracks (\(report.read) read, \(report.removed) gone)",
           false)
       }
-      if report.read > 0 || report.removed > 0 { indexed(library) }
-      if sayingDone || report.read > 0 || report.removed > 0 { updated() }
+      let changed = report.read > 0 || report.removed > 0
+      if changed { indexed(library) }
+      if sayingDone || changed { updated(changed ? library.lastChanged : []) }
     } catch {
       progress("Cannot index the library: \(error)", true)
     }
