@@ -430,6 +430,22 @@ import Testing
     #expect(s.libraryRows.count == Self.rows.count)
   }
 
+  /// Issue 13: a row picked with Down while typing is played by Enter, as a tap on a search
+  /// result plays it; typing again after picking makes Enter only keep the filter once more.
+  @Test func enterPlaysTheRowPickedWhileTyping() throws {
+    var s = makeState()
+    _ = try press(&s, "/", "p")
+    #expect(
+      try press(&s, "down", "enter") == [
+        .replaceQueue(["/music/Album/02 Paper.ogg", "/music/Album/03 Lanterns.mp3"], start: 1)
+      ])
+    #expect(!s.isTyping)
+    #expect(s.libraryFilter == "p")
+    _ = try press(&s, "esc", "/", "p", "down", "backspace", "p")
+    #expect(try press(&s, "enter").isEmpty)
+    #expect(!s.isTyping)
+  }
+
   @Test func searchMatchesTags() throws {
     var s = makeState()
     s.tags["/music/Album/01 Morning.flac"] = TrackInfo(title: "Sunrise", artist: "Quiet Band")

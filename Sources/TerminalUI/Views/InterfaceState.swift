@@ -129,6 +129,9 @@ public struct InterfaceState: Sendable {
 
   /// The search prompt is taking keys.
   public var isTyping = false
+  /// A row picked with Up or Down while typing the search (since the last character typed):
+  /// Enter plays it, as a tap on a result does, rather than only keeping the filter.
+  private var pickedWhileTyping = false
   /// A line being typed in the hint line: a playlist's name, or a time to go to.
   public var prompt: Prompt?
   /// The name typed so far while saving the queue as a playlist; nil when not saving.
@@ -489,6 +492,7 @@ public struct InterfaceState: Sendable {
       return [.perform(.remove(entry: rows[queuePosition.selected].id))]
     case .search:
       isTyping = true
+      pickedWhileTyping = false
       return []
     case .toggleView:
       view = view == .library ? .queue : .library
@@ -664,7 +668,8 @@ public struct InterfaceState: Sendable {
     }
   }
 
-  /// The search prompt: typed characters filter, Enter keeps the filter, Esc clears it.
+  /// The search prompt: typed characters filter, Enter keeps the filter (and plays the row
+  /// picked with Up or Down since the last character), Esc clears it.
   private mutating func type(_ key: Key, now: UInt64) -> [InterfaceEffect] {
     switch key.code {
     case .escape:
@@ -672,13 +677,24 @@ public struct InterfaceState: Sendable {
       filter = ""
     case .enter:
       isTyping = false
+      if pickedWhileTyping {
+        pickedWhileTyping = false
+        clampPositions()
+        return playSelection(now: now)
+      }
     case .backspace:
       if filter.isEmpty { isTyping = false } else { filter.removeLast() }
-    case .up: moveSelection(by: -1)
-    case .down: moveSelection(by: 1)
+      pickedWhileTyping = false
+    case .up:
+      moveSelection(by: -1)
+      pickedWhileTyping = true
+    case .down:
+      moveSelection(by: 1)
+      pickedWhileTyping = true
     case .character(let c) where key.modifiers.isDisjoint(with: [.ctrl, .alt, .super]):
       filter.unicodeScalars.append(c)
       position = ListPosition()
+      pickedWhileTyping = false
     default:
       break
     }
