@@ -55,6 +55,18 @@ grep -q "cannot play '$E2E_DIR/missing.wav': no such file or directory" "$E2E_DI
 expect_log player "2 files added to the queue"
 pass "a folder is handed over whole; a missing file is said where it was named"
 
+# A playlist naming a file that is not there: counted without it, and it is said.
+printf 'album/b.wav\nalbum/gone.wav\nalbum/c.wav\n' >"$E2E_DIR/list.m3u"
+hark add "$E2E_DIR/list.m3u" >"$E2E_DIR/list.out" 2>"$E2E_DIR/list.err" \
+  || fail "hark add of a playlist failed: $(cat "$E2E_DIR/list.err")"
+grep -qx "2 files added to the queue of the hark player already running" "$E2E_DIR/list.out" \
+  || fail "add of a playlist said: $(cat "$E2E_DIR/list.out")"
+grep -q "cannot play '$E2E_DIR/album/gone.wav': no such file or directory" "$E2E_DIR/list.err" \
+  || fail "the playlist's missing entry was not said: $(cat "$E2E_DIR/list.err")"
+wait_for 5 "the player to add the playlist's two files" \
+  eval '[ "$(grep -c "2 files added to the queue" "$E2E_DIR/player.log")" -ge 2 ]'
+pass "a playlist naming a missing file: the others are added and counted, the missing one said"
+
 # Nothing playable named, with no terminal: the reason, not the interface's need of one.
 status=0
 hark play "$E2E_DIR/missing.wav" </dev/null >"$E2E_DIR/play.out" 2>&1 || status=$?

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Glibc
+import Platform
 import PlayerEngine
 import SessionCore
 import SessionClient
@@ -28,13 +29,30 @@ enum HandOver {
   static func loaded(
     _ loaded: (files: [String], problems: [String]), at placement: QueuePlacement
   ) async -> Outcome {
-    let (files, problems) = loaded
+    let (files, problems) = leavingOutMissing(loaded)
     guard !files.isEmpty, await Self.files(files, at: placement) == .handed else {
       return .noPlayer
     }
     for p in problems { FileHandleStderr.write("hark: \(p.escapingControlCharacters)\n") }
     say(files, placement)
     return .handed
+  }
+
+  /// A playlist's entries are listed as it names them, and the player leaves out those that
+  /// are not there: said here, where the playlist was named, and not counted among those
+  /// added ("3 files added" for 2 did).
+  static func leavingOutMissing(
+    _ loaded: (files: [String], problems: [String])
+  ) -> (files: [String], problems: [String]) {
+    var (files, problems) = loaded
+    let missing = files.filter {
+      !QueueLoader.isStreamURL($0) && access(FileName.c($0), F_OK) != 0
+    }
+    guard !missing.isEmpty else { return loaded }
+    let gone = Set(missing)
+    files.removeAll { gone.contains($0) }
+    problems += missing.map { "cannot play '\($0)': no such file or directory" }
+    return (files, problems)
   }
 
   /// Hands `files` (made absolute: the player runs in another folder) to the running player.
@@ -106,7 +124,7 @@ struct Add: AsyncParsableCommand {
   var paths: [String]
 
   func run() async throws {
-    let (files, problems) = QueueLoader.load(paths)
+    let (files, problems) = HandOver.leavingOutMissing(QueueLoader.load(paths))
     for p in problems { FileHandleStderr.write("hark: \(p.escapingControlCharacters)\n") }
     guard !files.isEmpty else { die("nothing to add") }
     let placement: QueuePlacement = next ? .next : .end
