@@ -58,7 +58,17 @@ out=$(hark library scan "$changed" 2>&1) && fail "a file given to library scan w
 [ "$out" = "hark: cannot index '$changed': not a folder" ] || fail "a file given to library scan: $out"
 out=$(hark library scan "$music/nowhere" 2>&1) && fail "a missing folder was scanned: $out"
 [ "$out" = "hark: cannot index '$music/nowhere': no such folder" ] || fail "a missing folder: $out"
-pass "hark library scan indexes 18 tagged FLAC/MP3/M4A files, a rescan reads none, a changed one is read again; search folds case and accents"
+# A folder indexed, then deleted: scanned again, its tracks leave the index.
+mkdir -p "$E2E_DIR/other"
+ffmpeg -nostdin -v error -f lavfi -i "sine=d=1" -c:a flac -metadata title="Elsewhere Song" \
+  "$E2E_DIR/other/1.flac"
+hark library scan "$E2E_DIR/other" >/dev/null 2>&1 || fail "scanning a second folder failed"
+[ "$(hark library search elsewhere song | wc -l)" -eq 1 ] || fail "the second folder's track is not indexed"
+rm -r "$E2E_DIR/other"
+out=$(hark library scan "$E2E_DIR/other" 2>/dev/null) || fail "a deleted folder could not be scanned: $out"
+grep -qF "0 tracks (0 read, 1 removed)" <<<"$out" || fail "scanning a deleted folder said: $out"
+[ -z "$(hark library search elsewhere song 2>/dev/null)" ] || fail "a deleted folder's track is still indexed"
+pass "hark library scan indexes 18 tagged FLAC/MP3/M4A files, a rescan reads none, a changed one is read again, a deleted folder leaves; search folds case and accents"
 
 # Two playlists of one name in the music folder (told apart in the Playlists view by their
 # folders), with entries relative to them.

@@ -29,10 +29,16 @@ struct LibraryCommand: AsyncParsableCommand {
     func run() async throws {
       let settings = loadSettings()
       let target = Folder.absolute(folder ?? settings.musicDirectory ?? defaultMusicFolder())
-      guard isDirectory(target) else {
+      if !isDirectory(target) {
         var info = stat()
-        let why = stat(target, &info) == 0 ? "not a folder" : "no such folder"
-        die("cannot index '\(target.shown)': \(why)")
+        guard stat(target, &info) != 0 else { die("cannot index '\(target.shown)': not a folder") }
+        // A folder that is gone, with tracks still indexed under it: scanned, they go too.
+        let indexed = Library.defaultPath().flatMap { path in
+          access(FileName.c(path), F_OK) == 0 ? try? Library(path: path, checked: false) : nil
+        }
+        guard (try? indexed?.holdsTracks(under: target)) == true else {
+          die("cannot index '\(target.shown)': no such folder")
+        }
       }
       let library = openLibrary()
       let onTerminal = isatty(2) == 1
