@@ -359,7 +359,7 @@ import Testing
 
 /// inotify: what changed below the music folder is said per folder, once quiet, and a new
 /// folder is watched from then on.
-@Suite(.timeLimit(.minutes(1))) struct LibraryWatcherTests {
+@Suite(.timeLimit(.minutes(2))) struct LibraryWatcherTests {
   @Test func changesAreSaidPerFolderAndNewFoldersAreWatched() throws {
     var template = Array("/tmp/hark-watch-tests.XXXXXX".utf8CString)
     let root = try #require(

@@ -223,7 +223,7 @@ import Testing
 
 /// runHelper, which the interface runs hark-cover through: what a helper writes and how it
 /// ended, and one that hangs killed at its time.
-@Suite(.timeLimit(.minutes(1))) struct RunHelperTests {
+@Suite(.timeLimit(.minutes(2))) struct RunHelperTests {
   @Test func itsOutputStatusAndLastErrorLineComeBack() throws {
     let run = try runHelper(
       "/bin/sh", ["-c", "echo out; echo one >&2; echo two >&2; exit 4"], timeout: .seconds(10))
@@ -260,7 +260,7 @@ import Testing
 }
 
 /// Platform.Locked, hark's one lock (a POSIX mutex, so that ThreadSanitizer sees it).
-@Suite(.timeLimit(.minutes(1))) struct LockedTests {
+@Suite(.timeLimit(.minutes(2))) struct LockedTests {
   /// Four threads add to one count and check that no other thread is inside the lock with
   /// them: every increment is kept, and no two threads ever held it at once.
   @Test func oneThreadAtATimeAndNoIncrementLost() throws {

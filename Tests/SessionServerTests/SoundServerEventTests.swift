@@ -38,7 +38,7 @@ import Testing
 
   /// G5: the sink hark's stream is on goes: the app is told (oldDeviceUnavailable, naming the
   /// headset), then the stream the sound server moved is ended, never muted.
-  @Test(.timeLimit(.minutes(1)))
+  @Test(.timeLimit(.minutes(2)))
   func G5_aLostStreamIsToldThenEnded() async throws {
     let external = ExternalEvents()
     let silenced = Silenced()
@@ -80,7 +80,7 @@ import Testing
 
   /// Issue 10 §3: a headset that comes and goes while hark's stream stays on the speakers is
   /// not hark's route, and its going does not pause hark.
-  @Test(.timeLimit(.minutes(1)))
+  @Test(.timeLimit(.minutes(2)))
   func G4_G5_aHeadsetBesideHarksSinkIsNotItsRoute() async throws {
     let external = ExternalEvents()
     let server = TestServer(external: external)
@@ -111,7 +111,7 @@ import Testing
 
   /// hark's own phone-role streams (`hark call` plays with the phone role) already have a call
   /// session; only other programs' become one.
-  @Test(.timeLimit(.minutes(1)))
+  @Test(.timeLimit(.minutes(2)))
   func G11_onlyOtherProgramsPhoneStreamsBecomeCalls() async throws {
     let external = ExternalEvents()
     let server = TestServer(external: external)
