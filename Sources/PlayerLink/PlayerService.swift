@@ -215,9 +215,11 @@ public final class PlayerService: Sendable {
     }
   }
 
-  /// Greets a new interface with the player as it is now, queue and all.
+  /// Greets a new interface with the player as it is now, queue and all; but not once the
+  /// player has been asked to quit: one accepted just before the quit, and greeted after it,
+  /// is cut before its hello, and starts a player of its own (it was told the player ended).
   private func attach(_ client: LinkClient) {
-    guard !ended.load(ordering: .acquiring),
+    guard !ended.load(ordering: .acquiring), accepting.load(ordering: .acquiring),
       let hello = try? LinkCodec.encode(
         LinkEvent.hello(pid: getpid(), lines: lines.withLock { $0 }))
     else {

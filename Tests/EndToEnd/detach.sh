@@ -204,8 +204,11 @@ for args in "'$music/02 Two.flac'" ""; do
 done
 pass "quitting a --new interface, with a path named or none, leaves state.json as it was"
 
-# --- q in one window and `hark` at once in another: the second does not attach to the player on
-# its way out; it gets a player of its own with the saved queue, once the first has gone.
+# --- q in one window and `hark` in another while the first player is on its way out: the
+# second does not attach to it; it gets a player of its own with the saved queue, once the
+# first has gone. (Started before the player has read the q, the second attaches to a player
+# that is not going yet, and is then rightly told it was quit: the test waits for the q to be
+# taken, which the socket's going shows.)
 window eighth
 keys "clear; '$HARK_BIN'; echo \"hark-exit=\$?\"" Enter
 expect_screen "Queue (3)" 10
@@ -213,6 +216,8 @@ first=$(player_pid)
 window ninth
 TARGET="$SESSION:eighth"
 keys q
+wait_for 10 "the first player to take the q (its socket gone)" \
+  eval '! test -S "$XDG_RUNTIME_DIR/hark/player.sock"'
 TARGET="$SESSION:ninth"
 keys "clear; '$HARK_BIN'; echo \"hark-exit=\$?\"" Enter
 expect_screen "Queue (3)" 15
@@ -221,4 +226,4 @@ wait_until 5 "another player" '[ "$(player_pid)" != "$first" ]'
 alive "$(player_pid)" || fail "no player serves the second interface"
 keys q
 expect_screen "hark-exit=0"
-pass "q and hark at once: the second interface got a player of its own, the queue restored"
+pass "hark while the player q ended is on its way out: the second interface got a player of its own, the queue restored"
