@@ -1,7 +1,7 @@
 #ifndef CNCURSESW_H
 #define CNCURSESW_H
-/* The wide-character API (add_wch, addnwstr, ...). pkg-config's -D flags are dropped by
-   SwiftPM for system libraries (and it warns), so the define lives here, before the include. */
+/* The wide-character API (add_wch, addnwstr, ...): the define pkg-config's ncursesw flags
+   carry, here, before the include. */
 #define NCURSES_WIDECHAR 1
 #ifndef _XOPEN_SOURCE_EXTENDED
 #define _XOPEN_SOURCE_EXTENDED 1

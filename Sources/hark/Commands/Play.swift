@@ -49,8 +49,8 @@ struct Play: AsyncParsableCommand {
   }
 
   func run() async throws {
-    // Loaded once (a folder of 50,000 files is a walk): handed to a running player, or played
-    // here. The interface's player loads them itself.
+    // Loaded once (a folder of 50,000 files is a walk): handed to a running player, played
+    // here, or given to the interface.
     let loaded = QueueLoader.load(paths)
     // Nothing playable in them: said here, the same with or without a terminal (without one,
     // the interface's complaint about the terminal hid the reason).
@@ -65,7 +65,7 @@ struct Play: AsyncParsableCommand {
     StreamIdentity.announce(app: "player", role: .music)
     guard noUI else {
       await InterfaceLauncher.run(
-        paths: paths, device: device, duck: duck, autoplay: true, new: new)
+        paths: paths, loaded: loaded, device: device, duck: duck, autoplay: true, new: new)
     }
     silenceALSALibraryErrors()
     let settings = loadSettings()

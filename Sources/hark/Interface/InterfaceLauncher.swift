@@ -13,8 +13,11 @@ import TerminalUI
 /// starts, or finds already running (detached earlier) and attaches to: `q` stops it, `Q`
 /// leaves it playing, and so does the terminal closing while it plays (`detach_on_hangup`).
 enum InterfaceLauncher {
+  /// `loaded`: `paths` as the caller has loaded them already (`QueueLoader.load`), so that a
+  /// folder is walked once.
   static func run(
-    paths: [String], device: String?, duck: Double?, autoplay: Bool, new: Bool = false
+    paths: [String], loaded: (files: [String], problems: [String])? = nil, device: String?,
+    duck: Double?, autoplay: Bool, new: Bool = false
   ) async -> Never {
     guard isatty(0) == 1 && isatty(1) == 1 else {
       die(
@@ -32,9 +35,7 @@ enum InterfaceLauncher {
     startup += keyProblems.map { "Config '\(configPath ?? "?")': \($0)" }
 
     let musicFolder = Self.musicFolder(settings)
-    if let configured = settings.musicDirectory,
-      Folder.absolute(Self.expandingHome(configured)) != musicFolder
-    {
+    if let configured = settings.musicDirectory, Folder.absolute(configured) != musicFolder {
       // Said, not silently replaced by another folder.
       startup.append(
         "The config's music_dir '\(configured)' is not a folder; showing '\(musicFolder)' "
@@ -43,7 +44,7 @@ enum InterfaceLauncher {
     var files: [String] = []
     var libraryFolder = musicFolder
     if !paths.isEmpty {
-      let (found, problems) = QueueLoader.load(paths)
+      let (found, problems) = loaded ?? QueueLoader.load(paths)
       guard !found.isEmpty else {
         for p in problems { FileHandleStderr.write("hark: \(p.escapingControlCharacters)\n") }
         die("nothing to play")
@@ -187,18 +188,13 @@ enum InterfaceLauncher {
   /// music, else the current folder.
   static func musicFolder(_ settings: Settings) -> String {
     let home = environment("HOME") ?? ""
-    if let configured = settings.musicDirectory.map(expandingHome), isDirectory(configured) {
+    // Settings has made a leading ~ the home folder already.
+    if let configured = settings.musicDirectory, isDirectory(configured) {
       return Folder.absolute(configured)
     }
     if !home.isEmpty, isDirectory(home + "/Music") { return home + "/Music" }
     if let assets = bundledAssets() { return assets + "/music" }
     return Folder.absolute(".")
-  }
-
-  /// A configured path with `~` or `~/…` made the home folder.
-  static func expandingHome(_ path: String) -> String {
-    guard path == "~" || path.hasPrefix("~/") else { return path }
-    return (environment("HOME") ?? "") + path.dropFirst()
   }
 
   /// The bundled assets folder (see `Assets`).
