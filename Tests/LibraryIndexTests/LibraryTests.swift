@@ -312,10 +312,15 @@ import Testing
   }
 
   /// Two damaged indexes set aside in the same second are both kept: the second does not
-  /// replace the first (the user's notes written over the index, say).
+  /// replace the first (the user's notes written over the index, say). Files already there
+  /// under this second's name and the next few keep the test from passing by the clock alone.
   @Test func twoIndexesSetAsideAtOnceAreBothKept() throws {
     _ = try makeLibrary()
     _ = system("mkdir -p \"$(dirname '\(index)')\"")
+    let now = time(nil)
+    let earlier = (now..<now + 5).map { "\(index).broken-\($0)" }
+    for path in earlier { _ = system("echo earlier > '\(path)'") }
+    defer { for path in earlier { unlink(path) } }
     var asides: [String] = []
     for text in ["notes one", "notes two"] {
       _ = system("rm -f '\(index)'-wal '\(index)'-shm; echo '\(text)' > '\(index)'")
@@ -327,6 +332,9 @@ import Testing
     #expect(Set(asides).count == 2, "\(asides)")
     for (aside, text) in zip(asides, ["notes one", "notes two"]) {
       #expect(system("grep -qx '\(text)' '\(aside)'") == 0, "\(aside) does not hold '\(text)'")
+    }
+    for path in earlier {
+      #expect(system("grep -qx earlier '\(path)'") == 0, "\(path) was written over")
     }
   }
 
@@ -360,11 +368,16 @@ import Testing
 /// inotify: what changed below the music folder is said per folder, once quiet, and a new
 /// folder is watched from then on.
 @Suite(.timeLimit(.minutes(2))) struct LibraryWatcherTests {
-  @Test func changesAreSaidPerFolderAndNewFoldersAreWatched() throws {
+  /// A new folder under /tmp (mkdtemp), for a test to remove.
+  private func scratchFolder() throws -> String {
     var template = Array("/tmp/hark-watch-tests.XXXXXX".utf8CString)
-    let root = try #require(
+    return try #require(
       template.withUnsafeMutableBufferPointer { $0.baseAddress.flatMap { mkdtemp($0) } }
         .map { String(cString: $0) })
+  }
+
+  @Test func changesAreSaidPerFolderAndNewFoldersAreWatched() throws {
+    let root = try scratchFolder()
     defer { _ = system("rm -rf '\(root)'") }
     mkdir(root + "/A", 0o755)
     let watcher = try #require(LibraryWatcher(root: root))
@@ -387,10 +400,7 @@ import Testing
   /// name, as is the one below it; one moved out of the tree is said no more. (The second
   /// rename's IN_MOVE_SELF used to drop the watch the IN_MOVED_TO before it had just made.)
   @Test func aFolderRenamedWhileWatchedIsStillWatched() throws {
-    var template = Array("/tmp/hark-watch-tests.XXXXXX".utf8CString)
-    let base = try #require(
-      template.withUnsafeMutableBufferPointer { $0.baseAddress.flatMap { mkdtemp($0) } }
-        .map { String(cString: $0) })
+    let base = try scratchFolder()
     defer { _ = system("rm -rf '\(base)'") }
     let root = base + "/music"
     _ = system("mkdir -p '\(root)/Ren A/Disc 1' '\(base)/elsewhere'")
