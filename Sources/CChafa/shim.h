@@ -186,6 +186,38 @@ static inline void hc_render_cells(const uint8_t *rgba, int width, int height, i
   *used_rows = ch;
 }
 
+/* The sixel image (a DCS sequence: ESC P 0;1;0 q … ESC \\) that draws `rgba` (width x height,
+   rows of width*4 bytes) over columns x rows cells of cell_width x cell_height pixels, for a
+   terminal that draws sixels: chafa chooses its palette (up to 256 colours) and dithers.
+   chafa keeps the image within the cells: its height a multiple of six pixels (a sixel band)
+   no taller than theirs, so it never reaches the row below. The bytes are the caller's, freed
+   with g_free; NULL when chafa makes none. */
+static inline char *hc_render_sixels(const uint8_t *rgba, int width, int height, int columns,
+                                     int rows, int cell_width, int cell_height, size_t *length) {
+  ChafaCanvasConfig *config = chafa_canvas_config_new();
+  chafa_canvas_config_set_geometry(config, columns, rows);
+  chafa_canvas_config_set_cell_geometry(config, cell_width, cell_height);
+  chafa_canvas_config_set_pixel_mode(config, CHAFA_PIXEL_MODE_SIXELS);
+  chafa_canvas_config_set_canvas_mode(config, CHAFA_CANVAS_MODE_TRUECOLOR);
+  ChafaCanvas *canvas = chafa_canvas_new(config);
+  chafa_canvas_draw_all_pixels(canvas, CHAFA_PIXEL_RGBA8_UNASSOCIATED, rgba, width, height,
+                               width * 4);
+  /* Only the two sequences a sixel image needs; nothing of the terminal's own. */
+  ChafaTermInfo *info = chafa_term_info_new();
+  chafa_term_info_set_seq(info, CHAFA_TERM_SEQ_BEGIN_SIXELS, "\033P%1;%2;%3q", NULL);
+  chafa_term_info_set_seq(info, CHAFA_TERM_SEQ_END_SIXELS, "\033\\", NULL);
+  GString *printed = chafa_canvas_print(canvas, info);
+  chafa_term_info_unref(info);
+  chafa_canvas_unref(canvas);
+  chafa_canvas_config_unref(config);
+  if (!printed) return NULL;
+  *length = printed->len;
+  return g_string_free(printed, FALSE);
+}
+
+/* g_free for Swift. */
+static inline void hc_free_sixels(char *p) { g_free(p); }
+
 /* av_free for Swift (it takes a void pointer). */
 static inline void hc_free(void *p) { av_free(p); }
 

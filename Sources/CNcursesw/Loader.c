@@ -33,6 +33,7 @@
   X(int, start_color, (void), ())                                                            \
   X(char *, tigetstr, (const char *cap), (cap))                                              \
   X(int, use_default_colors, (void), ())                                                     \
+  X(int, wredrawln, (WINDOW * w, int beg, int num), (w, beg, num))                           \
   X(int, init_extended_pair, (int p, int f, int b), (p, f, b))                               \
   X(int, setcchar, (cchar_t * c, const wchar_t *s, const attr_t a, short p, const void *o),  \
     (c, s, a, p, o))                                                                         \

@@ -3,15 +3,17 @@
  now-playing picture. FFmpeg and chafa run here, never in hark: a picture that crashes a
  decoder costs a cover, not the player.
 
-   hark-cover [--cells COLUMNSxROWS] [--colors 8|16|256] [--pixels WIDTHxHEIGHT] [--] FILE
+   hark-cover [--cells COLUMNSxROWS] [--colors 8|16|256] [--pixels WIDTHxHEIGHT [--sixel]] [--]
+              FILE
 
  The picture: the one embedded in FILE (an MP3's APIC frame, a FLAC's PICTURE block, an MP4's
  covr atom), else one beside it named cover, folder, front, albumart or album (.jpg, .jpeg,
  .png, .webp, .bmp or .gif, any case), in that order. It is drawn in at most COLUMNS x ROWS
  cells (default 24x12), its shape kept for cells twice as tall as wide, in the palette of a
  terminal with that many colours (default 256). With --pixels (a terminal that draws pictures,
- kitty's graphics protocol), the cells are those of a picture in at most WIDTH x HEIGHT pixels,
- the window's cells being WIDTH/COLUMNS by HEIGHT/ROWS pixels, and the picture follows them.
+ kitty's graphics protocol, or sixels), the cells are those of a picture in at most WIDTH x
+ HEIGHT pixels, the window's cells being WIDTH/COLUMNS by HEIGHT/ROWS pixels, and the picture
+ follows them.
 
  stdout, on success (exit status 0):
 
@@ -24,6 +26,8 @@
  element or a space) as a hexadecimal Unicode scalar, and its foreground and background palette
  indexes (-1: the terminal's own colour). With --pixels, then a line "pixels W H" (at most the
  size asked for, the picture's shape kept) and W * H * 4 bytes: its RGBA pixels, row by row.
+ With --sixel as well, instead a line "sixel N" and N bytes: the sixel image (a DCS sequence,
+ chafa's palette and dithering) that draws the picture over the cells, no taller than they are.
 
  No cover anywhere: exit status 3, "no cover" on stderr. A picture that is there but cannot be
  drawn: exit status 1 and the reason on stderr, one line. Bad usage: exit status 2.
@@ -39,6 +43,8 @@ struct Request {
   var colors = 256
   /// The pixels the cells cover, for a terminal that draws pictures.
   var pixels: (width: Int, height: Int)?
+  /// The picture as a sixel image rather than its pixels.
+  var sixel = false
 }
 
 /// Writes all of `text` to `fd`.
@@ -67,7 +73,8 @@ func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32) {
 func usage(_ problem: String) -> Never {
   say(
     "hark-cover: \(problem)\n"
-      + "usage: hark-cover [--cells COLUMNSxROWS] [--colors 8|16|256] [--pixels WIDTHxHEIGHT] [--] FILE\n"
+      + "usage: hark-cover [--cells COLUMNSxROWS] [--colors 8|16|256]"
+      + " [--pixels WIDTHxHEIGHT [--sixel]] [--] FILE\n"
   )
   exit(2)
 }
@@ -91,6 +98,8 @@ func parse(_ arguments: [String]) -> Request {
         (1...4096).contains(w), (1...4096).contains(h)
       else { usage("--pixels wants WIDTHxHEIGHT, 1–4096 each") }
       request.pixels = (w, h)
+    case "--sixel":
+      request.sixel = true
     case "--colors":
       guard let n = Int(rest.popFirst() ?? ""), [8, 16, 256].contains(n) else {
         usage("--colors wants 8, 16 or 256")
@@ -107,6 +116,7 @@ func parse(_ arguments: [String]) -> Request {
     }
   }
   guard let path, !path.isEmpty else { usage("no file named") }
+  guard !request.sixel || request.pixels != nil else { usage("--sixel wants --pixels") }
   request.path = path
   return request
 }
@@ -230,7 +240,17 @@ for y in 0..<Int(usedRows) {
   out += line.joined(separator: " ") + "\n"
 }
 say(out, to: 1)
-if request.pixels != nil {
+if let cellPixels = request.pixels, request.sixel {
+  var length = 0
+  guard
+    let sixel = hc_render_sixels(
+      pixels, width, height, usedColumns, usedRows, Int32(cellPixels.width / request.columns),
+      Int32(cellPixels.height / request.rows), &length)
+  else { fail("chafa made no sixel image of the cover (\(source))") }
+  say("sixel \(length)\n", to: 1)
+  writeAll(UnsafeRawBufferPointer(start: sixel, count: length), to: 1)
+  hc_free_sixels(sixel)
+} else if request.pixels != nil {
   say("pixels \(width) \(height)\n", to: 1)
   writeAll(UnsafeRawBufferPointer(start: pixels, count: Int(width) * Int(height) * 4), to: 1)
 }

@@ -53,13 +53,33 @@ import Testing
       CoverArt.parse(helperOutput(columns: 2, rows: 1) + Array("pixels 3 2\n".utf8) + pixels))
     #expect(art.columns == 2 && art.rows == 1)
     let image = try #require(art.image)
-    #expect(image.width == 3 && image.height == 2)
-    #expect(image.rgba == pixels)
+    #expect(image.form == .rgba(width: 3, height: 2, pixels: pixels))
     #expect(CoverArt.parse(helperOutput(columns: 2, rows: 1))?.image == nil)
     for bad in [
       Array("pixels 3 2\n".utf8) + pixels.dropLast(), Array("pixels 3 2\n".utf8) + pixels + [0],
       Array("pixels 0 2\n".utf8), Array("pixels 3 2".utf8) + pixels,
       Array("pixel 3 2\n".utf8) + pixels,
+    ] {
+      #expect(CoverArt.parse(helperOutput(columns: 2, rows: 1) + bad) == nil)
+    }
+  }
+
+  /// With --pixels --sixel, a sixel image follows the rows: exactly its length, and nothing
+  /// but a DCS sixel sequence (it is sent to the terminal as it is).
+  @Test func aSixelImageFollowsTheCells() throws {
+    let sixel = Array("\u{1B}P0;1;0q\"1;1;2;6#0;2;13;80;27#0~~-\u{1B}\\".utf8)
+    let art = try #require(
+      CoverArt.parse(
+        helperOutput(columns: 2, rows: 1) + Array("sixel \(sixel.count)\n".utf8) + sixel))
+    #expect(art.image?.form == .sixel(sixel))
+    let inside = Array("\u{1B}P0;1;0q#0~\u{1B}]0;title\u{07}~\u{1B}\\".utf8)
+    for bad in [
+      Array("sixel \(sixel.count + 1)\n".utf8) + sixel,
+      Array("sixel \(sixel.count - 1)\n".utf8) + sixel.dropLast(),  // no ST
+      Array("sixel\n".utf8) + sixel, Array("sixel \(sixel.count)".utf8) + sixel,
+      Array("sixel \(inside.count)\n".utf8) + inside,  // another sequence inside
+      Array("sixel 9\n\u{1B}P1$q\u{1B}\\".utf8),  // DECRQSS, not sixels
+      Array("sixel 6\n\u{1B}Pq\n\u{1B}\\".utf8),
     ] {
       #expect(CoverArt.parse(helperOutput(columns: 2, rows: 1) + bad) == nil)
     }

@@ -106,13 +106,48 @@ import Testing
     // Cells 10 pixels wide and 20 tall: 240 x 240 pixels for 24 x 12 cells.
     let outcome = CoverHelper.cover(
       of: folder + "/tone.wav", columns: 24, rows: 12, colors: 256, pixels: (240, 240))
-    guard case .picture(let art) = outcome, let image = art.image else {
+    guard case .picture(let art) = outcome,
+      case .rgba(let width, let height, let rgba)? = art.image?.form
+    else {
       Issue.record("no pixels: \(outcome)")
       return
     }
-    #expect(image.width == 240 && image.height == 120)
-    #expect(image.rgba.count == 240 * 120 * 4)
+    #expect(width == 240 && height == 120)
+    #expect(rgba.count == 240 * 120 * 4)
     #expect(art.columns == 24 && art.rows == 6)
+  }
+
+  /// For a terminal that draws sixels: the picture as a sixel image in the cells' pixels, no
+  /// larger than the cells it covers (its height whole sixel bands, so that it never reaches
+  /// the row below), in the picture's own colours.
+  @Test func aSixelPictureForATerminalThatDrawsThem() throws {
+    try makeSources()
+    try sh(
+      "ffmpeg -nostdin -v error -y -f lavfi -i color=c=0x22cc44:size=300x300:rate=1 -frames:v 1 cover.png"
+    )
+    // Cells 9 pixels wide and 17 tall (neither a multiple of six).
+    let outcome = CoverHelper.cover(
+      of: folder + "/tone.wav", columns: 24, rows: 12, colors: 256, pixels: (216, 204),
+      sixel: true)
+    guard case .picture(let art) = outcome, let image = art.image,
+      case .sixel(let bytes) = image.form
+    else {
+      Issue.record("no sixel image: \(outcome)")
+      return
+    }
+    let text = String(decoding: bytes, as: UTF8.self)
+    // Raster attributes: "Pan;Pad;Ph;Pv.
+    let raster = try #require(text.firstMatch(of: /"1;1;(\d+);(\d+)/))
+    let (w, h) = (Int(raster.1)!, Int(raster.2)!)
+    #expect(w == art.columns * 9)
+    #expect(h <= art.rows * 17 && h > art.rows * 17 - 6 && h % 6 == 0)
+    #expect(abs(w - h) <= w / 10, "a square cover is square: \(w)x\(h)")
+    // A colour register chafa defines (RGB in percent): 0x22cc44 is 13 %, 80 %, 27 %.
+    let registers = text.matches(of: /#\d+;2;(\d+);(\d+);(\d+)/).map {
+      (Int($0.1)!, Int($0.2)!, Int($0.3)!)
+    }
+    #expect(
+      registers.contains { abs($0.0 - 13) <= 2 && abs($0.1 - 80) <= 2 && abs($0.2 - 27) <= 2 })
   }
 
   @Test func aFolderNameThatIsNotUTF8() throws {

@@ -116,8 +116,16 @@ import Testing
   @Test func terminalAnswersAreNotKeys() {
     #expect(decode("\u{1B}[?1u") == [.keyboardProtocol(flags: 1)])
     #expect(decode("\u{1B}[?0u") == [.keyboardProtocol(flags: 0)])
-    #expect(decode("\u{1B}[?62;22c") == [.deviceAttributes])
-    #expect(decode("\u{1B}[?1;2c") == [.deviceAttributes])
+    #expect(decode("\u{1B}[?62;22c") == [.deviceAttributes(sixel: false)])
+    #expect(decode("\u{1B}[?1;2c") == [.deviceAttributes(sixel: false)])
+    // Sixel graphics (feature 4): xterm -ti vt340, foot, mlterm, WezTerm; xterm as a VT420
+    // does not; a VT100's option bits are not features.
+    #expect(decode("\u{1B}[?63;1;2;4;6;9;15;16;22;28c") == [.deviceAttributes(sixel: true)])
+    #expect(decode("\u{1B}[?62;4;22c") == [.deviceAttributes(sixel: true)])
+    #expect(decode("\u{1B}[?65;4;6;18;22c") == [.deviceAttributes(sixel: true)])
+    #expect(decode("\u{1B}[?64;1;2;6;9;15;16;17;18;21;22;28c") == [.deviceAttributes(sixel: false)])
+    #expect(decode("\u{1B}[?1;4c") == [.deviceAttributes(sixel: false)])
+    #expect(decode("\u{1B}[?62;14c") == [.deviceAttributes(sixel: false)])
     // Focus reports, SGR mouse reports: dropped whole, nothing leaks out as keys.
     #expect(decode("\u{1B}[I\u{1B}[O\u{1B}[<0;3;4M").isEmpty)
   }
@@ -136,7 +144,8 @@ import Testing
     for cut in 1..<bytes.count {
       var d = KeyDecoder()
       let events = d.feed(bytes[..<cut]) + d.feed(bytes[cut...])
-      #expect(events == [.graphicsProtocol(true), .deviceAttributes], "cut at \(cut)")
+      #expect(
+        events == [.graphicsProtocol(true), .deviceAttributes(sixel: false)], "cut at \(cut)")
     }
     var d = KeyDecoder()
     #expect(d.feed(Array("\u{1B}_".utf8)).isEmpty)

@@ -74,8 +74,10 @@ final class BackgroundWorker: @unchecked Sendable {
     /// tree.
     case findPlaylists(under: String)
     /// The cover of a file, in at most that many cells of a palette of that many colours, and
-    /// its pixels when the terminal draws pictures.
-    case cover(String, columns: Int, rows: Int, colors: Int, pixels: (width: Int, height: Int)?)
+    /// its picture when the terminal draws pictures (as sixels, or for kitty's protocol).
+    case cover(
+      String, columns: Int, rows: Int, colors: Int, pixels: (width: Int, height: Int, sixel: Bool)?
+    )
   }
 
   private struct Jobs {

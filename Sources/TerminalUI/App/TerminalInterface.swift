@@ -51,11 +51,12 @@ public final class TerminalInterface: @unchecked Sendable {
   }
 
   /// The cover of a file in at most columns x rows cells of a palette of that many colours, and
-  /// its pixels when told how many the cells have (a terminal that draws pictures).
+  /// its picture when told how many pixels the cells have (a terminal that draws pictures): as
+  /// a sixel image with `sixel`, else its pixels for kitty's graphics protocol.
   public typealias CoverReader =
     @Sendable (
       _ path: String, _ columns: Int, _ rows: Int, _ colors: Int,
-      _ pixels: (width: Int, height: Int)?
+      _ pixels: (width: Int, height: Int, sixel: Bool)?
     ) -> CoverHelper.Outcome
 
   private let player: any PlayerConnection
@@ -368,20 +369,23 @@ private final class InterfaceLoop {
   }
 
   /// Asks the worker for the playing track's cover at the size the screen has room for, once
-  /// per track, size and palette. Not for a stream (its URL is no file), nor without colours.
+  /// per track, size and palette. Not for a stream (its URL is no file), nor without colours
+  /// unless the terminal draws pictures.
   private func requestCover(_ terminal: CursesTerminal) {
     guard state.showsCover, configuration.readCover != nil,
       let path = state.snapshot.current?.path, !path.contains("://"),
       let room = state.layout.coverCells
     else { return }
-    let colors = terminal.pictureColors
+    // Where the terminal draws pictures, the picture too, in the pixels of the cells it covers
+    // (and then a palette is not needed: xterm's TERM has 8 colours and too few pairs).
+    let pixels = terminal.pictureProtocol.flatMap { form in
+      terminal.cellPixels.map {
+        (width: room.columns * $0.width, height: room.rows * $0.height, sixel: form == .sixel)
+      }
+    }
+    let colors = pixels == nil ? terminal.pictureColors : max(terminal.pictureColors, 8)
     guard colors > 0 else { return }
-    // Where the terminal draws pictures, the picture too, in the pixels of the cells it covers.
-    let pixels =
-      terminal.drawsPictures
-      ? terminal.cellPixels.map { (width: room.columns * $0.width, height: room.rows * $0.height) }
-      : nil
-    let size = pixels.map { "\($0.width)x\($0.height)" } ?? ""
+    let size = pixels.map { "\($0.width)x\($0.height)\($0.sixel ? " sixel" : "")" } ?? ""
     let key = "\(room.columns)x\(room.rows)/\(colors)/\(size) \(path)"
     guard key != requestedCover else { return }
     requestedCover = key
@@ -572,9 +576,10 @@ private final class InterfaceLoop {
     case .keyboardProtocol:
       // The terminal speaks it: media keys, and Esc without a wait.
       terminal.pushKeyboardProtocol()
-    case .deviceAttributes:
+    case .deviceAttributes(let sixel):
       // The last of the answers to the queries sent at start.
       answersAwaited = false
+      if terminal.deviceAttributesAnswered(sixel: sixel) { requestedCover = "" }
     case .graphicsProtocol(let ok):
       // The cover is asked for again, as a picture this time.
       terminal.graphicsAnswered(ok)

@@ -4,6 +4,14 @@ import Platform
 import PlayerEngine
 import Synchronization
 
+/// How a terminal draws pictures.
+enum PictureProtocol: Hashable, Sendable {
+  /// kitty's graphics protocol: RGBA pixels, scaled by the terminal to the cells they cover.
+  case kitty
+  /// DEC's sixel graphics (xterm as a VT340, foot, mlterm, WezTerm): drawn at their own size.
+  case sixel
+}
+
 /// The terminal could not be taken over.
 public struct TerminalError: Error, Hashable, Sendable, CustomStringConvertible {
   public var description: String
@@ -128,6 +136,7 @@ final class CursesTerminal: Canvas {
     attrset(attributes[style] ?? 0)
     _ = mvaddnwstr(Int32(row), Int32(column), wide, Int32(wide.count - 1))
     attrset(0)
+    if pictureProtocol == .sixel { note(row, text, column, style) }
   }
 
   /// The palette pictures are drawn in: 256, 16 or 8 colours; 0 without colours (no picture).
@@ -145,7 +154,7 @@ final class CursesTerminal: Canvas {
 
   func put(_ picture: CoverArt, row: Int, column: Int) {
     guard isOpen, !isSuspended else { return }
-    if drawsPictures, let image = picture.image {
+    if let image = picture.image, canDraw(image) {
       // Blank cells under it; the picture goes over them once curses has drawn the frame.
       for y in 0..<picture.rows {
         put(
@@ -186,7 +195,7 @@ final class CursesTerminal: Canvas {
       Int32(row), Int32(column), wchar_t(bitPattern: cell.character.value), pair ?? 0)
   }
 
-  // MARK: Pictures (kitty's graphics protocol)
+  // MARK: Pictures (kitty's graphics protocol, sixels)
 
   /// Where a picture is shown: which, and over which cells.
   private struct Placement: Equatable {
@@ -197,9 +206,10 @@ final class CursesTerminal: Canvas {
     var rows: Int
   }
 
-  /// The terminal answered the graphics query: pictures are sent as pictures (and the window's
-  /// cells have a known size in pixels).
-  private(set) var drawsPictures = false
+  /// How the terminal draws pictures: kitty's graphics protocol (it answered the graphics
+  /// query), or sixels (its device attributes say so, and it did not answer that query); nil:
+  /// not at all, or the size of its cells in pixels is not known.
+  private(set) var pictureProtocol: PictureProtocol?
   /// The picture this frame draws, and the one on the terminal now.
   private var pictureWanted: Placement?
   private var pictureShown: Placement?
@@ -217,9 +227,73 @@ final class CursesTerminal: Canvas {
     return (min(Int(w) / columns, 170), min(Int(h) / rows, 340))
   }
 
-  /// The terminal said whether it draws pictures; it does so only when its cells' size is known.
+  /// The terminal said whether it draws pictures with kitty's protocol; it does so only when
+  /// its cells' size is known.
   func graphicsAnswered(_ ok: Bool) {
-    drawsPictures = ok && cellPixels != nil
+    if ok && cellPixels != nil {
+      pictureProtocol = .kitty
+    } else if pictureProtocol == .kitty {
+      pictureProtocol = nil
+    }
+  }
+
+  /// The terminal's device attributes came (after its answer to the graphics query, if any):
+  /// sixels, unless it speaks kitty's protocol. Whether pictures are now drawn as sixels.
+  func deviceAttributesAnswered(sixel: Bool) -> Bool {
+    guard pictureProtocol == nil, sixel, cellPixels != nil, !Self.isConsole else { return false }
+    pictureProtocol = .sixel
+    return true
+  }
+
+  /// The Linux console and VT-likes: asked nothing about pictures, which they would print.
+  private static var isConsole: Bool {
+    let term = environment("TERM") ?? ""
+    return term == "linux" || term.hasPrefix("vt")
+  }
+
+  /// Whether `image` is in the form this terminal draws.
+  private func canDraw(_ image: CoverImage) -> Bool {
+    switch (pictureProtocol, image.form) {
+    case (.kitty?, .rgba), (.sixel?, .sixel): true
+    default: false
+    }
+  }
+
+  /// Sixels are drawn into the cells, not over them. Curses knows those cells as blank: it may
+  /// clear to the end of a line across them, and it scrolls lines that moved up or down (with
+  /// the picture's pixels in them, which leaves copies of it where nothing is drawn again). So
+  /// each frame notes what it puts in each row, and while a sixel picture is shown, a row that
+  /// differs from the last frame's is marked as unknown to curses (wredrawln): curses then
+  /// writes it whole, in place, and never moves it. The picture is drawn again after a frame
+  /// that wrote any of its rows.
+  private var rowsDrawn: [Int: Int] = [:]
+  private var rowsDrawnBefore: [Int: Int] = [:]
+
+  private func note(_ row: Int, _ text: String, _ column: Int, _ style: Style) {
+    var h = Hasher()
+    h.combine(rowsDrawn[row] ?? 0)
+    h.combine(text)
+    h.combine(column)
+    h.combine(style)
+    rowsDrawn[row] = h.finalize()
+  }
+
+  /// Before curses' refresh, while a sixel picture is shown: the rows that changed are sent
+  /// whole, and those of a picture that goes too (which wipes it).
+  private func prepareSixels() {
+    defer {
+      rowsDrawnBefore = rowsDrawn
+      rowsDrawn.removeAll(keepingCapacity: true)
+    }
+    guard let shown = pictureShown else { return }
+    let rowsOfIt = shown.row..<(shown.row + shown.rows)
+    let goes = pictureWanted != shown
+    var rewritten = false
+    for row in 0..<rows where rowsDrawn[row] != rowsDrawnBefore[row] || (goes && rowsOfIt ~= row) {
+      _ = wredrawln(cnc_stdscr(), Int32(row), 1)
+      if rowsOfIt ~= row { rewritten = true }
+    }
+    if goes || rewritten { pictureShown = nil }
   }
 
   /// Sends the wanted picture when it is not the one shown, and takes away one no longer wanted.
@@ -229,11 +303,20 @@ final class CursesTerminal: Canvas {
     defer { pictureWanted = nil }
     guard pictureWanted != pictureShown else { return }
     var out = "\u{1B}7"
-    if pictureShown != nil { out += "\u{1B}_Ga=d,d=I,i=\(pictureID),q=2\u{1B}\\" }
+    if pictureShown != nil, pictureProtocol == .kitty {
+      out += "\u{1B}_Ga=d,d=I,i=\(pictureID),q=2\u{1B}\\"
+    }
     pictureShown = nil
-    if let p = pictureWanted {
+    if let p = pictureWanted, case .sixel(let sixel) = p.image.form {
+      // Drawn from the top left cell down and right, no larger than the cells: sixel
+      // scrolling is not needed (the picture ends above the now-playing bar), and the cursor
+      // comes back with DECRC.
       out += "\u{1B}[\(p.row + 1);\(p.column + 1)H"
-      let data = Base64.encode(p.image.rgba)
+      out += String(decoding: sixel, as: UTF8.self)
+      pictureShown = p
+    } else if let p = pictureWanted, case .rgba(let width, let height, let rgba) = p.image.form {
+      out += "\u{1B}[\(p.row + 1);\(p.column + 1)H"
+      let data = Base64.encode(rgba)
       let chunk = 4_096
       var at = data.startIndex
       var first = true
@@ -242,7 +325,7 @@ final class CursesTerminal: Canvas {
         let more = next < data.endIndex ? 1 : 0
         let keys =
           first
-          ? "a=T,f=32,s=\(p.image.width),v=\(p.image.height),i=\(pictureID),c=\(p.columns),"
+          ? "a=T,f=32,s=\(width),v=\(height),i=\(pictureID),c=\(p.columns),"
             + "r=\(p.rows),C=1,q=2,m=\(more)"
           : "m=\(more)"
         out += "\u{1B}_G\(keys);" + String(decoding: data[at..<next], as: UTF8.self) + "\u{1B}\\"
@@ -255,10 +338,11 @@ final class CursesTerminal: Canvas {
     writeRaw(out)
   }
 
-  /// Takes hark's picture off the terminal (and out of its memory).
+  /// Takes hark's picture off the terminal (and out of its memory); a sixel picture goes with
+  /// the cells it is drawn in, which the next frame sends again.
   private func removePicture() {
     guard pictureShown != nil else { return }
-    writeRaw("\u{1B}_Ga=d,d=I,i=\(pictureID),q=2\u{1B}\\")
+    if pictureProtocol == .kitty { writeRaw("\u{1B}_Ga=d,d=I,i=\(pictureID),q=2\u{1B}\\") }
     pictureShown = nil
   }
 
@@ -270,8 +354,9 @@ final class CursesTerminal: Canvas {
 
   func endFrame() {
     guard isOpen, !isSuspended else { return }
+    if pictureProtocol == .sixel { prepareSixels() }
     refresh()
-    if drawsPictures { placePicture() }
+    if pictureProtocol != nil { placePicture() }
   }
 
   /// The next frame is drawn from scratch (after garbage, a resume, Ctrl-L); a picture too.
@@ -305,9 +390,8 @@ final class CursesTerminal: Canvas {
   func queryKeyboardProtocol() {
     // And whether it draws pictures (kitty's graphics protocol: a 1-pixel query it answers
     // and does not keep). Not on the Linux console, which would print what it does not know.
-    let term = environment("TERM") ?? ""
     let graphics =
-      term == "linux" || term.hasPrefix("vt") || cellPixels == nil
+      Self.isConsole || cellPixels == nil
       ? "" : "\u{1B}_Gi=31,s=1,v=1,a=q,t=d,f=24;AAAA\u{1B}\\"
     writeRaw("\u{1B}[?u" + graphics + "\u{1B}[c")
   }

@@ -4,8 +4,9 @@ public enum InputEvent: Hashable, Sendable {
   /// The answer to the kitty keyboard protocol query (`CSI ? u`): the terminal speaks it, with
   /// these enhancement flags on now.
   case keyboardProtocol(flags: Int)
-  /// The answer to a primary device attributes query (`CSI c`).
-  case deviceAttributes
+  /// The answer to a primary device attributes query (`CSI c`): whether the terminal says it
+  /// draws sixel graphics (feature 4, after a VT220-or-later class: `CSI ? 62 ; 4 ; 22 c`).
+  case deviceAttributes(sixel: Bool)
   /// The answer to the kitty graphics protocol's query (`APC G i=31 … ST`): the terminal draws
   /// pictures (true), or understood the query and cannot (false).
   case graphicsProtocol(Bool)
@@ -202,7 +203,11 @@ public struct KeyDecoder: Sendable {
       let rest = parameters.dropFirst()
       switch final {
       case 0x75: return .keyboardProtocol(flags: Int(rest) ?? 0)  // CSI ? flags u
-      case 0x63: return .deviceAttributes  // CSI ? … c
+      case 0x63:  // CSI ? class ; feature … c
+        let fields = rest.split(separator: ";").map { Int($0) }
+        // A VT100's answer (`?1;2c`) gives option bits after the class, not features.
+        let sixel = (fields.first.flatMap { $0 } ?? 0) >= 62 && fields.dropFirst().contains(4)
+        return .deviceAttributes(sixel: sixel)
       default: return nil
       }
     }

@@ -24,8 +24,8 @@ public struct CoverArt: Hashable, Sendable {
   public let cells: [Cell]
   /// Where the picture came from: "embedded", or the picture file's name beside the music.
   public let source: String
-  /// The picture itself, for a terminal that draws pictures (kitty's graphics protocol), when
-  /// it was asked for: it covers the cells.
+  /// The picture itself, for a terminal that draws pictures (kitty's graphics protocol, or
+  /// sixels), when it was asked for: it covers the cells.
   public let image: CoverImage?
 
   public init(columns: Int, rows: Int, cells: [Cell], source: String, image: CoverImage? = nil) {
@@ -114,29 +114,59 @@ public struct CoverArt: Hashable, Sendable {
     if !tail.isEmpty {
       guard let newline = tail.firstIndex(of: 0x0A) else { return nil }
       let fields = String(decoding: tail[..<newline], as: UTF8.self).split(separator: " ")
-      guard fields.count == 3, fields[0] == "pixels", let w = Int(fields[1]),
-        let h = Int(fields[2]),
-        (1...4096).contains(w), (1...4096).contains(h),
-        tail.count - (newline - tail.startIndex) - 1 == w * h * 4
-      else { return nil }
-      image = CoverImage(width: w, height: h, rgba: Array(tail[(newline + 1)...]))
+      let body = tail[(newline + 1)...]
+      switch fields.first {
+      case "pixels":
+        guard fields.count == 3, let w = Int(fields[1]), let h = Int(fields[2]),
+          (1...4096).contains(w), (1...4096).contains(h), body.count == w * h * 4
+        else { return nil }
+        image = CoverImage(width: w, height: h, rgba: Array(body))
+      case "sixel":
+        guard fields.count == 2, Int(fields[1]) == body.count, isSixelImage(body) else {
+          return nil
+        }
+        image = CoverImage(sixel: Array(body))
+      default: return nil
+      }
     }
     return CoverArt(columns: columns, rows: rows, cells: cells, source: source, image: image)
   }
+
+  /// A DCS sixel sequence and nothing else: `ESC P`, printable ASCII (its parameters, `q`,
+  /// the sixels), `ESC \\`. Sent to the terminal as it is, so nothing that could be another
+  /// control sequence.
+  private static func isSixelImage(_ bytes: ArraySlice<UInt8>) -> Bool {
+    guard bytes.count >= 5, bytes.prefix(2).elementsEqual([0x1B, 0x50]),
+      bytes.suffix(2).elementsEqual([0x1B, 0x5C])
+    else { return false }
+    let inside = bytes.dropFirst(2).dropLast(2)
+    guard let q = inside.firstIndex(of: 0x71),
+      inside[..<q].allSatisfy({ (0x30...0x3B).contains($0) })
+    else { return false }
+    return inside.allSatisfy { (0x20...0x7E).contains($0) }
+  }
 }
 
-/// A cover's pixels (RGBA, row by row), as a terminal that draws pictures is sent them. One
-/// object per picture: the terminal tells a new picture from the one it shows by identity.
+/// A cover as a terminal that draws pictures is sent it. One object per picture: the terminal
+/// tells a new picture from the one it shows by identity.
 public final class CoverImage: Hashable, Sendable {
-  public let width: Int
-  public let height: Int
-  public let rgba: [UInt8]
+  public enum Form: Hashable, Sendable {
+    /// Its pixels, RGBA row by row, for kitty's graphics protocol, which scales them to the
+    /// cells.
+    case rgba(width: Int, height: Int, pixels: [UInt8])
+    /// A sixel image (its DCS sequence), drawn at its own size: no larger than the cells.
+    case sixel([UInt8])
+  }
+
+  public let form: Form
 
   public init(width: Int, height: Int, rgba: [UInt8]) {
     precondition(rgba.count == width * height * 4, "RGBA is 4 bytes a pixel")
-    self.width = width
-    self.height = height
-    self.rgba = rgba
+    form = .rgba(width: width, height: height, pixels: rgba)
+  }
+
+  public init(sixel: [UInt8]) {
+    form = .sixel(sixel)
   }
 
   public static func == (a: CoverImage, b: CoverImage) -> Bool { a === b }
@@ -156,10 +186,11 @@ public enum CoverHelper {
 
   /// The cover of `path` in at most `columns` x `rows` cells of a `colors`-colour palette, and
   /// its pixels when `pixels` says how many the cells have (the window's cell size times the
-  /// cells). A helper that takes more than 5 s (a picture that hangs a decoder) is killed.
+  /// cells), as a sixel image with `sixel`. A helper that takes more than 5 s (a picture that
+  /// hangs a decoder) is killed.
   public static func cover(
     of path: String, columns: Int, rows: Int, colors: Int,
-    pixels: (width: Int, height: Int)? = nil
+    pixels: (width: Int, height: Int)? = nil, sixel: Bool = false
   ) -> Outcome {
     guard let helper = installedHelper("hark-cover", variable: "HARK_COVER_HELPER") else {
       return .failed("hark-cover is not installed next to hark (it draws covers)")
@@ -169,7 +200,8 @@ public enum CoverHelper {
       run = try runHelper(
         helper,
         ["--cells", "\(columns)x\(rows)", "--colors", String(colors)]
-          + (pixels.map { ["--pixels", "\($0.width)x\($0.height)"] } ?? []) + ["--", path],
+          + (pixels.map { ["--pixels", "\($0.width)x\($0.height)"] } ?? [])
+          + (pixels != nil && sixel ? ["--sixel"] : []) + ["--", path],
         timeout: .seconds(5), limit: 1 << 26)
     } catch {
       return .failed("cannot start hark-cover: \(error)")

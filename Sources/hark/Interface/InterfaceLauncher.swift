@@ -138,7 +138,9 @@ enum InterfaceLauncher {
     ui.index = index
     if settings.coverArt {
       ui.readCover = { path, columns, rows, colors, pixels in
-        CoverHelper.cover(of: path, columns: columns, rows: rows, colors: colors, pixels: pixels)
+        CoverHelper.cover(
+          of: path, columns: columns, rows: rows, colors: colors,
+          pixels: pixels.map { ($0.width, $0.height) }, sixel: pixels?.sixel ?? false)
       }
     }
     ui.logPath = logPath
