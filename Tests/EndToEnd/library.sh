@@ -187,6 +187,30 @@ tmux_ send-keys -t "$SESSION" Enter
 expect_screen "Saved the queue as '$XDG_DATA_HOME/hark/playlists/Road trip.m3u8'"
 wait_for 5 "the saved playlist listed in the view" playlist_row "Road trip"
 [ -s "$XDG_DATA_HOME/hark/playlists/Road trip.m3u8" ] || fail "no playlist file in \$XDG_DATA_HOME/hark/playlists"
+# The same name again: hark asks before it replaces the user's playlist. n goes back to the
+# name, Esc saves nothing, y replaces it.
+tmux_ send-keys -t "$SESSION" w
+tmux_ send-keys -t "$SESSION" -l "Road trip"
+tmux_ send-keys -t "$SESSION" Enter
+expect_screen "Replace the playlist 'Road trip' with the queue?"
+tmux_ send-keys -t "$SESSION" n
+expect_screen "Save the queue as: Road trip"
+tmux_ send-keys -t "$SESSION" Enter
+expect_screen "Replace the playlist 'Road trip' with the queue?"
+touch -d @1000000000 "$XDG_DATA_HOME/hark/playlists/Road trip.m3u8"
+tmux_ send-keys -t "$SESSION" Escape
+expect_screen "The queue is not saved; the playlist 'Road trip' is as it was"
+[ "$(stat -c %Y "$XDG_DATA_HOME/hark/playlists/Road trip.m3u8")" = 1000000000 ] ||
+  fail "the playlist was written though the user said Esc"
+tmux_ send-keys -t "$SESSION" w
+tmux_ send-keys -t "$SESSION" -l "Road trip"
+tmux_ send-keys -t "$SESSION" Enter
+expect_screen "Replace the playlist 'Road trip' with the queue?"
+tmux_ send-keys -t "$SESSION" y
+expect_screen "Replaced the playlist '$XDG_DATA_HOME/hark/playlists/Road trip.m3u8' with the queue"
+[ "$(stat -c %Y "$XDG_DATA_HOME/hark/playlists/Road trip.m3u8")" != 1000000000 ] ||
+  fail "y did not write the playlist"
+pass "w with the name of a playlist hark has asks first: n renames, Esc keeps it, y replaces it"
 # hark's own first: .., Road trip, Daft Punk/favourites.m3u, Sigur Rós/favourites.M3U.
 tmux_ send-keys -t "$SESSION" g Down Down Enter
 expect_screen "Queue (2)" 10

@@ -179,6 +179,20 @@ import Testing
     #expect(s.saveName == nil)
     #expect(try press(&s, "w", "x", "esc").isEmpty)
     #expect(s.saveName == nil, "Esc gives up")
+    // A name hark has a playlist of: the owner asks, and only y replaces it.
+    s.askToReplacePlaylist("Road")
+    #expect(try press(&s, "enter", "x").isEmpty, "Enter or another key is no answer")
+    #expect(s.prompt?.kind == .replacePlaylist(name: "Road"))
+    #expect(try press(&s, "n").isEmpty)
+    #expect(s.saveName == "Road", "n goes back to the name")
+    #expect(try press(&s, "s", "enter") == [.saveQueue(name: "Roads")])
+    s.askToReplacePlaylist("Road")
+    #expect(try press(&s, "y") == [.saveQueue(name: "Road", replacing: true)])
+    #expect(s.prompt == nil)
+    s.askToReplacePlaylist("Road")
+    #expect(try press(&s, "esc").isEmpty)
+    #expect(s.prompt == nil)
+    #expect(s.message?.text == "The queue is not saved; the playlist 'Road' is as it was")
   }
 
   /// With the tag index, `/` in the library searches all of it: each keystroke asks the owner,

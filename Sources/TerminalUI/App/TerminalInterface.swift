@@ -596,7 +596,13 @@ private final class InterfaceLoop {
     case .replaceQueue(let paths, let start): request(.replaceQueue(paths, start: start))
     case .addFolder(let folder, let next): worker?.submit(.addFolder(folder, next: next))
     case .playPlaylist(let playlist): worker?.submit(.playPlaylist(playlist))
-    case .saveQueue(let name): worker?.submit(.save(state.snapshot.queue.map(\.path), name: name))
+    case .saveQueue(let name, let replacing):
+      // A playlist of that name is the user's: replaced only when they say so.
+      if !replacing, let path = Playlists.path(of: name), access(path, F_OK) == 0 {
+        state.askToReplacePlaylist(name)
+      } else {
+        worker?.submit(.save(state.snapshot.queue.map(\.path), name: name))
+      }
     case .openFolder(let folder): open(folder, now: now)
     case .searchLibrary(let query):
       if let listing = configuration.index?.search(query) { state.showSearch(query, listing) }

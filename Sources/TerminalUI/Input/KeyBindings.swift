@@ -73,7 +73,7 @@ public enum UIAction: String, CaseIterable, Hashable, Sendable {
     case .clearQueue: "clear the queue (undo brings it back)"
     case .shuffleOnce: "shuffle the queue's order once"
     case .undo: "undo the last change to the queue"
-    case .saveQueue: "save the queue as a playlist (asks its name)"
+    case .saveQueue: "save the queue as a playlist (asks its name, and before replacing one)"
     case .toggleSpoken: "the track playing is spoken word (a prompt pauses it) or music"
     case .goTo: "go to a time in the track (1:30, 90, +10, -0:15)"
     case .search: "filter the view as you type (Esc clears)"

@@ -17,6 +17,12 @@ public enum Playlists {
     return nil
   }
 
+  /// The file hark's playlist `name` is kept in (in `given`, else hark's playlists folder);
+  /// nil without a home folder.
+  public static func path(of name: String, in given: String? = nil) -> String? {
+    (given ?? folder()).map { $0 + "/" + name.trimmingSpaces + ".m3u8" }
+  }
+
   /// Writes `paths` (absolute) as the playlist `name`, replacing one of that name (written
   /// beside it and renamed over it, so that a failure leaves the old one whole). The path
   /// written, and whether it replaced one; or why not, in plain words.
@@ -24,11 +30,10 @@ public enum Playlists {
     -> Result<(path: String, replaced: Bool), SaveError>
   {
     if let problem = problem(with: name) { return .failure(SaveError(message: problem)) }
-    guard let folder = given ?? folder() else {
+    guard let folder = given ?? folder(), let path = path(of: name, in: folder) else {
       return .failure(SaveError(message: "no home folder to keep playlists in"))
     }
     makeDirectories(folder)
-    let path = folder + "/" + name.trimmingSpaces + ".m3u8"
     let replaced = access(path, F_OK) == 0
     let temporary = path + ".saving"
     guard let f = fopen(temporary, "w") else {

@@ -25,6 +25,8 @@ public struct Prompt: Hashable, Sendable {
   public enum Kind: Hashable, Sendable {
     /// The name to save the queue under.
     case saveQueue
+    /// Whether to replace hark's playlist of this name with the queue (y or n).
+    case replacePlaylist(name: String)
     /// A time to go to in the track playing ("1:30", "+10").
     case goTo
   }
@@ -73,8 +75,10 @@ public enum InterfaceEffect: Equatable, Sendable {
   case addFolder(String, next: Bool = false)
   /// A playlist becomes the queue and plays from its start (undo brings the old queue back).
   case playPlaylist(String)
-  /// The queue is saved as hark's playlist of this name (written off the UI thread).
-  case saveQueue(name: String)
+  /// The queue is saved as hark's playlist of this name (written off the UI thread); one of
+  /// that name is replaced only when the user said so (`replacing`), else the owner asks
+  /// (`askToReplacePlaylist`).
+  case saveQueue(name: String, replacing: Bool = false)
   /// Show this folder in the library (the owner reads it and calls `showFolder`).
   case openFolder(String)
   /// Search the whole library's index for this (the owner calls `showSearch`).
@@ -621,9 +625,31 @@ public struct InterfaceState: Sendable {
     }
   }
 
+  /// The queue was to be saved as `name`, and hark has a playlist of that name: the hint line
+  /// asks whether to replace it.
+  public mutating func askToReplacePlaylist(_ name: String) {
+    prompt = Prompt(kind: .replacePlaylist(name: name))
+  }
+
   /// The hint line's prompt: Enter does what it is for, Esc gives up.
   private mutating func typePrompt(_ key: Key, now: UInt64) -> [InterfaceEffect] {
     guard var p = prompt else { return [] }
+    if case .replacePlaylist(let name) = p.kind {
+      // y replaces it; n goes back to the name, to choose another; Esc saves nothing.
+      switch key.code {
+      case .character("y"), .character("Y"):
+        prompt = nil
+        return [.saveQueue(name: name, replacing: true)]
+      case .character("n"), .character("N"):
+        prompt = Prompt(kind: .saveQueue, text: name)
+      case .escape:
+        prompt = nil
+        say("The queue is not saved; the playlist '\(name)' is as it was", now: now)
+      default:
+        break
+      }
+      return []
+    }
     switch key.code {
     case .escape:
       prompt = nil
@@ -651,6 +677,8 @@ public struct InterfaceState: Sendable {
       }
       prompt = nil
       return [.saveQueue(name: p.text)]
+    case .replacePlaylist:
+      return []  // answered with y or n, above
     case .goTo:
       guard let time = TypedTime(p.text.trimmingCharacters(" ")) else {
         say("'\(p.text)' is no time: 1:30, 90, +10 or -0:15", style: .warning, now: now)

@@ -355,6 +355,11 @@ public enum Screen {
       let (ask, help) =
         switch p.kind {
         case .saveQueue: ("Save the queue as: ", "(Enter saves, Esc cancels)")
+        case .replacePlaylist(let name):
+          (
+            "Replace the playlist '\(name)' with the queue? ",
+            "(y replaces, n renames, Esc cancels)"
+          )
         case .goTo: ("Go to: ", "(1:30, 90, +10, -0:15; Enter goes, Esc cancels)")
         }
       line(c, layout.hintRow, " " + ask + p.text + "▏  " + help, .normal)
