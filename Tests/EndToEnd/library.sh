@@ -71,9 +71,10 @@ grep -qF "0 tracks (0 read, 1 removed)" <<<"$out" || fail "scanning a deleted fo
 pass "hark library scan indexes 18 tagged FLAC/MP3/M4A files, a rescan reads none, a changed one is read again, a deleted folder leaves; search folds case and accents"
 
 # Two playlists of one name in the music folder (told apart in the Playlists view by their
-# folders), with entries relative to them.
+# folders), with entries relative to them; one names a file that is not there, which playing
+# it leaves out and says.
 dp_tracks=$(cd "$music/Daft Punk/2001 Album 1" && ls | head -2)
-sed 's|^|2001 Album 1/|' <<<"$dp_tracks" >"$music/Daft Punk/favourites.m3u"
+sed 's|^|2001 Album 1/|' <<<"$dp_tracks"$'\ngone.flac' >"$music/Daft Punk/favourites.m3u"
 printf '#EXTM3U\n2001 Album 1/%s\n' "$(cd "$music/Sigur Rós/2001 Album 1" && ls | head -1)" \
   >"$music/Sigur Rós/favourites.M3U"
 
@@ -214,12 +215,13 @@ pass "w with the name of a playlist hark has asks first: n renames, Esc keeps it
 # hark's own first: .., Road trip, Daft Punk/favourites.m3u, Sigur Rós/favourites.M3U.
 tmux_ send-keys -t "$SESSION" g Down Down Enter
 expect_screen "Queue (2)" 10
+expect_screen "u brings them back); left out: cannot play '"
 tmux_ send-keys -t "$SESSION" g Down Enter
 expect_screen "$saved_queue" 10
 tmux_ send-keys -t "$SESSION" 2
 expect_screen "Zoë Keating 2.3"
 expect_screen_not "Daft Punk 1."
-pass "Playlists lists the music folder's by their relative paths and the queue saved with w at once; Enter on one makes it the queue"
+pass "Playlists lists the music folder's by their relative paths and the queue saved with w at once; Enter on one makes it the queue, leaving out and naming an entry that is not there"
 tmux_ send-keys -t "$SESSION" 1
 tmux_ send-keys -t "$SESSION" q
 

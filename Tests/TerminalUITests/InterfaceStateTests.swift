@@ -560,6 +560,30 @@ import Testing
     #expect(s.message?.text == "Added '03 Other' to the queue")
   }
 
+  /// A playlist with entries that are not there (issue 13): what replaced the queue says what
+  /// it left out, when the player says so within a few seconds; the remark is used once.
+  @Test func whatAPlaylistLeftOutIsSaidWithWhatItReplaced() {
+    var s = makeState()
+    let second: UInt64 = 1_000_000_000
+    s.remarkOnNextReplace("left out: cannot play '/m/gone.flac': no such file", now: 0)
+    s.note(.message(.queueReplaced(count: 2, was: 11)), now: 2 * second)
+    #expect(
+      s.message?.text
+        == "The queue is now 2 tracks (it had 11 tracks; u brings them back); left out: cannot play "
+        + "'/m/gone.flac': no such file")
+    s.note(.message(.queueReplaced(count: 3, was: 2)), now: 3 * second)
+    #expect(s.message?.text == "The queue is now 3 tracks (it had 2 tracks; u brings them back)")
+    s.remarkOnNextReplace("2 left out (named in hark.log)", now: 0)
+    s.note(.message(.queueReplaced(count: 3, was: 2)), now: 6 * second)
+    #expect(
+      s.message?.text == "The queue is now 3 tracks (it had 2 tracks; u brings them back)",
+      "a remark from another moment")
+    #expect(BackgroundWorker.leftOut([]) == "")
+    #expect(
+      BackgroundWorker.leftOut(["cannot play 'x': gone"]) == "; left out: cannot play 'x': gone")
+    #expect(BackgroundWorker.leftOut(["a", "b"]) == "; 2 left out (named in hark.log)")
+  }
+
   /// "Resumed: 'call' ended" must not hide "Quieter — another app is speaking" (G9) or silent
   /// mode (G2) that come a moment later: a new reason makes it stale too.
   @Test func aMessageAboutTheStateGivesWayToANewReason() {

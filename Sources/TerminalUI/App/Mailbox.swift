@@ -15,6 +15,11 @@ struct Inbox: Sendable {
   var answers: [(String, CommandStatus)] = []
   /// Lines for the status line.
   var messages: [String] = []
+  /// Lines for hark.log only.
+  var logged: [String] = []
+  /// What a playlist played left out (its entries that are not there), for the line that says
+  /// what replaced the queue.
+  var leftOut: String?
   /// Background news for the status line (the index scan): shown only over nothing else.
   var progress: [(String, Style)] = []
   /// The tag index has been brought up to date.
@@ -129,11 +134,14 @@ final class BackgroundWorker: @unchecked Sendable {
     }
   }
 
-  /// Lines for the status line, capitalised as it shows them.
-  private func say(_ lines: [String]) {
-    guard !lines.isEmpty else { return }
-    let capitalised = lines.map(\.capitalisedFirst)
-    mailbox.post { $0.messages += capitalised }
+  /// What a folder or playlist added left out, for the end of the line that says what was
+  /// added: the reason when there is one, else how many (each is in hark.log).
+  static func leftOut(_ problems: [String]) -> String {
+    switch problems.count {
+    case 0: ""
+    case 1: "; left out: " + problems[0]
+    case let n: "; \(n) left out (named in hark.log)"
+    }
   }
 
   func submit(_ job: Job) {
@@ -205,29 +213,45 @@ final class BackgroundWorker: @unchecked Sendable {
         mailbox.post { $0.outputs = list }
       case .job(.addFolder(let folder, let next)):
         let (files, problems) = expandFolder(folder)
-        say(problems)
+        let leftOut = Self.leftOut(problems)
         if files.isEmpty {
           let name = IndexView(path: folder)?.name ?? Folder.title(fromName: folder)
-          mailbox.post { $0.messages.append("No audio files in '\(name)'") }
+          mailbox.post {
+            $0.logged += problems
+            $0.messages.append("No audio files in '\(name)'" + leftOut)
+          }
         } else {
           let n = files.count
           let tracks = "\(n) track\(n == 1 ? "" : "s")"
           if next {
             request(.action(.insert(files, at: .next)))
-            mailbox.post { $0.messages.append("\(tracks) play next") }
           } else {
             request(.action(.add(files, play: false)))
-            mailbox.post { $0.messages.append("Added \(tracks) to the queue") }
+          }
+          mailbox.post {
+            $0.logged += problems
+            $0.messages.append(
+              (next ? "\(tracks) play next" : "Added \(tracks) to the queue") + leftOut)
           }
         }
       case .job(.playPlaylist(let playlist)):
         let (files, problems) = expandFolder(playlist)
-        say(problems)
+        let leftOut = Self.leftOut(problems)
         if files.isEmpty {
           mailbox.post {
-            $0.messages.append("Nothing to play in '\(Folder.title(fromName: playlist))'")
+            $0.logged += problems
+            $0.messages.append("Nothing to play in '\(Folder.title(fromName: playlist))'" + leftOut)
           }
         } else {
+          // Said now (an empty queue replaced says nothing more), and again with what replaced
+          // what when the player says so.
+          if !problems.isEmpty {
+            mailbox.post {
+              $0.logged += problems
+              $0.messages.append("Playing '\(Folder.title(fromName: playlist))'" + leftOut)
+              $0.leftOut = String(leftOut.dropFirst(2))
+            }
+          }
           request(.replaceQueue(files, start: 0))
         }
       case .job(.save(let paths, let name)):

@@ -517,7 +517,9 @@ private final class InterfaceLoop {
     }
     if let outputs = mail.outputs { state.showOutputs(outputs) }
     for (label, status) in mail.answers { state.commandAnswered(label, status, now: now) }
+    for line in mail.logged { log(line) }
     for line in mail.messages { state.say(line, now: now) }
+    if let leftOut = mail.leftOut { state.remarkOnNextReplace(leftOut, now: now) }
     for (line, style) in mail.progress {
       if style != .normal { log(line) }
       state.sayInBackground(line, style: style, now: now)

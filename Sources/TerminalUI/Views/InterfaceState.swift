@@ -304,6 +304,14 @@ public struct InterfaceState: Sendable {
       isBackground: true)
   }
 
+  /// Said after what replaced the queue, when the player says so within a few seconds: what the
+  /// playlist that replaced it left out.
+  private var replaceRemark: (text: String, until: UInt64)?
+
+  public mutating func remarkOnNextReplace(_ text: String, now: UInt64) {
+    replaceRemark = (text, now + 5_000_000_000)
+  }
+
   /// What the player reported besides its new state.
   public mutating func note(_ notice: PlayerNotice, now: UInt64) {
     switch notice {
@@ -315,7 +323,10 @@ public struct InterfaceState: Sendable {
       var aboutState = true
       switch message {
       case .queueReplaced(let count, let was):
-        text = "The queue is now \(tracks(count)) (it had \(tracks(was)); \(undo) brings them back)"
+        text =
+          "The queue is now \(tracks(count)) (it had \(tracks(was)); \(undo) brings them back)"
+          + (replaceRemark.map { $0.until > now ? "; " + $0.text : "" } ?? "")
+        replaceRemark = nil
       case .queueCleared(let count):
         text = "Cleared the queue of \(tracks(count)) (\(undo) brings them back)"
       case .handedOver(1, let path, let placement):

@@ -127,8 +127,9 @@ enum InterfaceLauncher {
     ui.listOutputs = {
       OutputDevice.list().map { OutputChoice(name: $0.name, summary: $0.description) }
     }
+    // A playlist's missing entries are left out and named, as `hark add` does.
     ui.expandFolder = { path in
-      let (files, problems) = QueueLoader.load([path])
+      let (files, problems) = HandOver.leavingOutMissing(QueueLoader.load([path]))
       return (files.map(Folder.absolute), problems)
     }
     let logPath = StatePaths.log()
