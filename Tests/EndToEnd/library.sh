@@ -222,6 +222,22 @@ tmux_ send-keys -t "$SESSION" 2
 expect_screen "Zoë Keating 2.3"
 expect_screen_not "Daft Punk 1."
 pass "Playlists lists the music folder's by their relative paths and the queue saved with w at once; Enter on one makes it the queue, leaving out and naming an entry that is not there"
+# Queue edits, each said with the key that undoes it; news a later edit makes untrue goes.
+n=$(queue_count | tr -dc 0-9)
+tmux_ send-keys -t "$SESSION" g d
+expect_screen "' (u brings it back)"
+expect_screen "Removed '"
+expect_screen "Queue ($((n - 1)))"
+tmux_ send-keys -t "$SESSION" u
+expect_screen "Queue ($n)"
+expect_screen "The queue is back as it was: $n tracks"
+tmux_ send-keys -t "$SESSION" J
+expect_screen_not "The queue is back as it was" 2
+tmux_ send-keys -t "$SESSION" S
+expect_screen "Shuffled the queue (u brings its order back)"
+tmux_ send-keys -t "$SESSION" u
+expect_screen "The queue is back as it was: $n tracks"
+pass "in the queue, d removes and says u brings it back; u does; a move drops news it made untrue; S shuffles, u unshuffles"
 tmux_ send-keys -t "$SESSION" 1
 tmux_ send-keys -t "$SESSION" q
 

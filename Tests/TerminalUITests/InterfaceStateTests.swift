@@ -156,7 +156,17 @@ import Testing
     #expect(try press(&s, "g", "e") == [.perform(.move(entry: 7, to: 1))])
     #expect(try press(&s, "X") == [.perform(.clear)])
     #expect(try press(&s, "S") == [.perform(.shuffleOnce)])
+    #expect(s.message?.text == "Shuffled the queue (u brings its order back)")
     #expect(try press(&s, "u") == [.perform(.undo)])
+    // News of the queue that a move makes untrue goes (it stood for its six seconds); a problem
+    // stays.
+    s.note(.message(.undone(count: 3)), now: 0)
+    #expect(s.message != nil)
+    _ = try press(&s, "g", "J")
+    #expect(s.message == nil)
+    s.say("Cannot play 'x.flac': damaged", style: .error, now: 0)
+    _ = try press(&s, "K")
+    #expect(s.message?.style == .error)
   }
 
   /// Playlists in the library play, add and play next; the queue is saved under a name typed
@@ -406,6 +416,7 @@ import Testing
     _ = try press(&s, "j")
     #expect(try press(&s, "enter") == [.perform(.playEntry(8))])
     #expect(try press(&s, "d") == [.perform(.remove(entry: 8))])
+    #expect(s.message?.text == "Removed 'two' (u brings it back)")
     _ = try press(&s, "1")
     #expect(s.view == .library)
     #expect(try press(&s, "d").isEmpty)  // nothing to remove in the library

@@ -473,11 +473,16 @@ public struct InterfaceState: Sendable {
       guard let at = rows.firstIndex(where: { $0.id == entry.id }) else { return [] }
       let to = action == .moveUp ? at - 1 : at + 1
       guard rows.indices.contains(to) else { return [] }
+      // The queue is not as the status line last told ("The queue is back as it was"): that
+      // news goes; a problem stays until it has been read.
+      if message?.style == .normal { message = nil }
       return [.perform(.move(entry: entry.id, to: to))]
     case .clearQueue:
       return snapshot.queue.isEmpty ? [] : [.perform(.clear)]
     case .shuffleOnce:
-      return snapshot.queue.count < 2 ? [] : [.perform(.shuffleOnce)]
+      guard snapshot.queue.count >= 2 else { return [] }
+      say("Shuffled the queue (\(firstKey(.undo)) brings its order back)", now: now)
+      return [.perform(.shuffleOnce)]
     case .undo:
       return [.perform(.undo)]
     case .toggleSpoken:
@@ -504,7 +509,10 @@ public struct InterfaceState: Sendable {
       }
       let rows = queueRows
       guard rows.indices.contains(queuePosition.selected) else { return [] }
-      return [.perform(.remove(entry: rows[queuePosition.selected].id))]
+      let entry = rows[queuePosition.selected]
+      let title = tags[entry.path]?.title ?? Folder.title(fromName: entry.path)
+      say("Removed '\(title)' (\(firstKey(.undo)) brings it back)", now: now)
+      return [.perform(.remove(entry: entry.id))]
     case .search:
       isTyping = true
       pickedWhileTyping = false
