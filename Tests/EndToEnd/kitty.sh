@@ -10,11 +10,7 @@ for tool in kitty Xvfb xdotool; do
   command -v "$tool" >/dev/null || fail "$tool is not installed (scripts/packages.sh installs it)"
 done
 start_pulse_server
-mkdir "$E2E_DIR/fb"
-start xvfb Xvfb -displayfd 3 -screen 0 1024x768x24 -nolisten tcp -fbdir "$E2E_DIR/fb" \
-  3>"$E2E_DIR/display"
-wait_for 10 "the virtual X server" test -s "$E2E_DIR/display"
-export DISPLAY=":$(head -1 "$E2E_DIR/display")"
+start_xvfb
 
 mkdir "$E2E_DIR/music"
 for t in 1:Alpha:330 2:Beta:440 3:Gamma:550; do

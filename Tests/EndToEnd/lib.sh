@@ -76,6 +76,16 @@ trap cleanup EXIT
 fail() { echo "FAIL $E2E_NAME: $*" >&2; exit 1; }
 pass() { echo "ok   $E2E_NAME: $* (${SECONDS}s)"; }
 
+# start_xvfb: a virtual X server of the test's own, DISPLAY set to it; its screen (1024x768)
+# is kept current in $E2E_DIR/fb/Xvfb_screen0 (an XWD file) to be read back (xwd_colour.py).
+start_xvfb() {
+  mkdir "$E2E_DIR/fb"
+  start xvfb Xvfb -displayfd 3 -screen 0 1024x768x24 -nolisten tcp -fbdir "$E2E_DIR/fb" \
+    3>"$E2E_DIR/display"
+  wait_for 10 "the virtual X server" test -s "$E2E_DIR/display"
+  export DISPLAY=":$(head -1 "$E2E_DIR/display")"
+}
+
 # wait_for SECONDS DESCRIPTION COMMAND...: polls every 50 ms until COMMAND succeeds.
 wait_for() {
   local seconds=$1 what=$2; shift 2

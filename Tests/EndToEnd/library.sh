@@ -190,10 +190,14 @@ wait_for 5 "the saved playlist listed in the view" playlist_row "Road trip"
 [ -s "$XDG_DATA_HOME/hark/playlists/Road trip.m3u8" ] || fail "no playlist file in \$XDG_DATA_HOME/hark/playlists"
 # The same name again: hark asks before it replaces the user's playlist. n goes back to the
 # name, Esc saves nothing, y replaces it.
-tmux_ send-keys -t "$SESSION" w
-tmux_ send-keys -t "$SESSION" -l "Road trip"
-tmux_ send-keys -t "$SESSION" Enter
-expect_screen "Replace the playlist 'Road trip' with the queue?"
+# save_again: w, the name of the playlist just saved, Enter: hark asks before replacing it.
+save_again() {
+  tmux_ send-keys -t "$SESSION" w
+  tmux_ send-keys -t "$SESSION" -l "Road trip"
+  tmux_ send-keys -t "$SESSION" Enter
+  expect_screen "Replace the playlist 'Road trip' with the queue?"
+}
+save_again
 tmux_ send-keys -t "$SESSION" n
 expect_screen "Save the queue as: Road trip"
 tmux_ send-keys -t "$SESSION" Enter
@@ -203,10 +207,7 @@ tmux_ send-keys -t "$SESSION" Escape
 expect_screen "The queue is not saved; the playlist 'Road trip' is as it was"
 [ "$(stat -c %Y "$XDG_DATA_HOME/hark/playlists/Road trip.m3u8")" = 1000000000 ] ||
   fail "the playlist was written though the user said Esc"
-tmux_ send-keys -t "$SESSION" w
-tmux_ send-keys -t "$SESSION" -l "Road trip"
-tmux_ send-keys -t "$SESSION" Enter
-expect_screen "Replace the playlist 'Road trip' with the queue?"
+save_again
 tmux_ send-keys -t "$SESSION" y
 expect_screen "Replaced the playlist '$XDG_DATA_HOME/hark/playlists/Road trip.m3u8' with the queue"
 [ "$(stat -c %Y "$XDG_DATA_HOME/hark/playlists/Road trip.m3u8")" != 1000000000 ] ||

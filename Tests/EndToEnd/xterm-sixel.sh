@@ -11,11 +11,7 @@ source "$(dirname "$0")/lib.sh"
 for tool in xterm Xvfb xdotool; do
   command -v "$tool" >/dev/null || fail "$tool is not installed (scripts/packages.sh installs it)"
 done
-mkdir "$E2E_DIR/fb"
-start xvfb Xvfb -displayfd 3 -screen 0 1024x768x24 -nolisten tcp -fbdir "$E2E_DIR/fb" \
-  3>"$E2E_DIR/display"
-wait_for 10 "the virtual X server" test -s "$E2E_DIR/display"
-export DISPLAY=":$(head -1 "$E2E_DIR/display")"
+start_xvfb
 
 mkdir "$E2E_DIR/music"
 sox -n -r 44100 -c 2 "$E2E_DIR/music/01 Alpha.wav" synth 30 sine 330 vol 0.2
