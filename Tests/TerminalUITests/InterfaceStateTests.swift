@@ -610,6 +610,22 @@ import Testing
     #expect(Screen.status(s, now: 1)?.0 == "Quieter — another app is speaking")
   }
 
+  /// A damaged state file is said when the player starts, just before it queues the music
+  /// folder instead: that change of state does not take the line away (ui.sh failed on a
+  /// loaded machine, the folder queued before the screen was read).
+  @Test func aDamagedStateFileOutlivesTheQueueThatReplacesIt() {
+    var s = makeState()
+    var snap = s.snapshot
+    snap.state = .stopped
+    s.update(snap)
+    s.note(.message(.savedQueueDamaged(file: "/s/state.json", reason: "not JSON")), now: 0)
+    let said = s.message
+    #expect(said?.text.contains("damaged") == true)
+    snap.state = .paused
+    s.update(snap)
+    #expect(s.message == said)
+  }
+
   /// G19: a command the player has disabled right now is said to be impossible, not mapped to
   /// something else.
   @Test func G19_refusedCommandsAreSaid() {

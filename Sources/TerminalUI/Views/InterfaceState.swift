@@ -337,7 +337,11 @@ public struct InterfaceState: Sendable {
         text = message.description.capitalisedFirst
       }
       switch message {
-      case .queueReplaced, .queueCleared, .undone, .nothingToUndo, .handedOver: aboutState = false
+      // And a damaged state file: the music folder queued instead (a change of state) must
+      // not take it away before it has been read.
+      case .queueReplaced, .queueCleared, .undone, .nothingToUndo, .handedOver,
+        .savedQueueDamaged:
+        aboutState = false
       default: break
       }
       say(text, style: message.isProblem ? .error : .normal, now: now, isAboutState: aboutState)
