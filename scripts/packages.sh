@@ -35,7 +35,7 @@ HARK_RUNTIME_PACKAGES=(procps pkgconf make libasound2-dev libsndfile1-dev libncu
 # (AAC, ALAC, WavPack, TTA, WMA, AC-3, Matroska). python3-dbusmock stands in for systemd-logind
 # on a private system bus (sleep.sh: PrepareForSleep and the delay inhibitor). kitty, xvfb and
 # xdotool run the interface in a real kitty on a virtual X server and press its media keys;
-# xterm (as a VT340) draws the cover as sixels there.
+# xterm (as a VT340, in DejaVu Sans Mono) draws the cover as sixels there.
 # icecast2 is a real internet radio station on loopback (radio.sh, fed by ffmpeg), and curl
 # sets its titles and reads its status. lame, flac, vorbis-tools (oggenc), opus-tools (opusenc)
 # and wavpack make the gapless test's files as people rip them. sqlite3 makes another program's
@@ -44,7 +44,7 @@ HARK_RUNTIME_PACKAGES=(procps pkgconf make libasound2-dev libsndfile1-dev libncu
 # where fish and bash-completion look for them.
 HARK_TEST_PACKAGES=("${HARK_RUNTIME_PACKAGES[@]}" python3 tmux pulseaudio pulseaudio-utils sox gcc
   dbus-daemon dbus-bin playerctl pipewire pipewire-bin wireplumber libpipewire-0.3-modules
-  libspa-0.2-modules ffmpeg python3-dbusmock kitty xterm xvfb xdotool icecast2 curl
+  libspa-0.2-modules ffmpeg python3-dbusmock kitty xterm fonts-dejavu-core xvfb xdotool icecast2 curl
   lame flac vorbis-tools opus-tools wavpack sqlite3 man-db fish bash-completion)
 
 # install_packages NAME...: apt-get update, then apt-get install -y, as root or through sudo.

@@ -26,8 +26,9 @@
  element or a space) as a hexadecimal Unicode scalar, and its foreground and background palette
  indexes (-1: the terminal's own colour). With --pixels, then a line "pixels W H" (at most the
  size asked for, the picture's shape kept) and W * H * 4 bytes: its RGBA pixels, row by row.
- With --sixel as well, instead a line "sixel N" and N bytes: the sixel image (a DCS sequence,
- chafa's palette and dithering) that draws the picture over the cells, no taller than they are.
+ With --sixel as well, instead a line "sixel N CW CH" and N bytes: the sixel image (a DCS
+ sequence, chafa's palette and dithering) that draws the picture over the cells, no taller than
+ they are, for cells CW x CH pixels (WIDTH/COLUMNS by HEIGHT/ROWS).
 
  No cover anywhere: exit status 3, "no cover" on stderr. A picture that is there but cannot be
  drawn: exit status 1 and the reason on stderr, one line. Bad usage: exit status 2.
@@ -116,7 +117,12 @@ func parse(_ arguments: [String]) -> Request {
     }
   }
   guard let path, !path.isEmpty else { usage("no file named") }
-  guard !request.sixel || request.pixels != nil else { usage("--sixel wants --pixels") }
+  if request.sixel {
+    guard let p = request.pixels else { usage("--sixel wants --pixels") }
+    guard p.width >= request.columns, p.height >= request.rows else {
+      usage("--sixel wants --pixels of a pixel or more a cell")
+    }
+  }
   request.path = path
   return request
 }
@@ -242,12 +248,14 @@ for y in 0..<Int(usedRows) {
 say(out, to: 1)
 if let cellPixels = request.pixels, request.sixel {
   var length = 0
+  let (cellWidth, cellHeight) = (
+    cellPixels.width / request.columns, cellPixels.height / request.rows
+  )
   guard
     let sixel = hc_render_sixels(
-      pixels, width, height, usedColumns, usedRows, Int32(cellPixels.width / request.columns),
-      Int32(cellPixels.height / request.rows), &length)
+      pixels, width, height, usedColumns, usedRows, Int32(cellWidth), Int32(cellHeight), &length)
   else { fail("chafa made no sixel image of the cover (\(source))") }
-  say("sixel \(length)\n", to: 1)
+  say("sixel \(length) \(cellWidth) \(cellHeight)\n", to: 1)
   writeAll(UnsafeRawBufferPointer(start: sixel, count: length), to: 1)
   hc_free_sixels(sixel)
 } else if request.pixels != nil {

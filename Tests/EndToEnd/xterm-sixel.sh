@@ -22,7 +22,11 @@ done
 # A flat colour no palette has: a sixel picture keeps it (chafa's palette is the picture's own).
 ffmpeg -nostdin -v error -f lavfi -i "color=c=0x22cc44:size=300x300:rate=1" -frames:v 1 \
   "$E2E_DIR/music/cover.png"
-start xterm xterm -ti vt340 -geometry 120x40 -e "$HARK_BIN" --device null "$E2E_DIR/music"
+# A wide border: xterm counts it in the window's size in pixels and does not answer CSI 16 t,
+# so hark's idea of a cell is 1.5 pixels too tall, and what the picture puts below its cells
+# must be wiped. A scalable font, to change.
+start xterm xterm -ti vt340 -b 30 -fa "DejaVu Sans Mono" -fs 10 -geometry 120x40 \
+  -e "$HARK_BIN" --device null "$E2E_DIR/music"
 win=$(xdotool search --sync --class xterm | head -1)
 xdotool windowfocus --sync "$win"
 key() { xdotool key --clearmodifiers "$@"; }
@@ -47,7 +51,15 @@ ww=${geometry%x*} wh=${geometry#*x}
 check "abs($w - $h) <= 0.1 * $h" || fail "the cover is not square: ${w}x${h}"
 check "$count == $w * $h" || fail "the cover's box is not filled by it: $count of ${w}x${h}"
 check "$x0 > $ww / 2 and $y0 > $wh / 3" || fail "the cover is not at the bottom right: at $x0,$y0"
-pass "xterm draws the cover as a sixel picture, in its own colour: ${w}x${h} px at $x0,$y0"
+# The now-playing bar (cyan) starts below the picture: a picture made for cells a pixel too
+# tall would lie over its top.
+bar_top() {
+  python3 "$(dirname "$0")/xwd_colour.py" "$E2E_DIR/fb/Xvfb_screen0" 00cdcd 0 \
+    "0,$1,$(($2 - 1)),767" | cut -d' ' -f3
+}
+top=$(bar_top "$y0" "$x0")
+check "$top > $y1" || fail "the picture (down to $y1) lies over the now-playing bar (from $top)"
+pass "xterm draws the cover as a sixel picture, in its own colour: ${w}x${h} px at $x0,$y0, above the bar"
 
 # Down to the end of the list and back: every row beside the picture changes, and curses would
 # scroll them, picture and all. Where the selection is, from the screen: the selected row is
@@ -58,11 +70,17 @@ bar_at_bottom() {
 }
 bar_elsewhere() { ! bar_at_bottom; }
 bar_at_bottom && fail "the selection is at the bottom before the list has moved"
+# Each run of keys ends with one whose effect hark publishes (n, b: the track), so that the
+# picture is looked at once all of them have been taken.
 for _ in $(seq 60); do key j; done
-wait_for 10 "the list scrolled to its end" bar_at_bottom
+key G n
+wait_until 10 "the keys taken: next track" 'test "$(playback title)" = "02 Song number 2"'
+bar_at_bottom || fail "the selection is not at the end of the list"
 wait_for 5 "one picture, whole, after the list scrolled down" the_picture
 for _ in $(seq 60); do key k; done
-wait_for 10 "the list scrolled back" bar_elsewhere
+key g b
+wait_until 10 "the keys taken: previous track" 'test "$(playback title)" = "01 Alpha"'
+bar_elsewhere || fail "the selection is still at the bottom"
 wait_for 5 "one picture, whole, after the list scrolled back" the_picture
 pass "the list scrolls beside the picture and back: one picture, whole, no copies left"
 
@@ -77,3 +95,17 @@ wait_for 10 "the picture to go from a narrow window" no_picture
 xdotool windowsize "$win" "$ww" "$wh"
 wait_for 10 "the picture back in a wide window" the_picture
 pass "too narrow a window takes the picture away; widened, it is back as it was"
+
+# A smaller font (xterm keeps 120x40 cells, in a smaller window): the picture made for the old
+# cells is not drawn; one for the new cells is, smaller, whole, above the bar, and nothing of
+# the old one is left.
+key shift+KP_Subtract
+smaller() {
+  picture_settled || return 1
+  read -r count x0 y0 x1 y1 <<<"$(cover_box)"
+  [ $((y1 - y0 + 1)) -lt "$h" ] && [ "$count" -eq $(((x1 - x0 + 1) * (y1 - y0 + 1))) ]
+}
+wait_for 10 "a smaller picture, alone, for the smaller font" smaller
+top=$(bar_top "$y0" "$x0")
+check "$top > $y1" || fail "after the font change the picture (down to $y1) lies over the bar (from $top)"
+pass "a smaller font: the picture is made again for the new cells, whole and alone"

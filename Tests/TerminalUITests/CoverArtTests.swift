@@ -70,19 +70,30 @@ import Testing
     let sixel = Array("\u{1B}P0;1;0q\"1;1;2;6#0;2;13;80;27#0~~-\u{1B}\\".utf8)
     let art = try #require(
       CoverArt.parse(
-        helperOutput(columns: 2, rows: 1) + Array("sixel \(sixel.count)\n".utf8) + sixel))
-    #expect(art.image?.form == .sixel(sixel))
+        helperOutput(columns: 2, rows: 1) + Array("sixel \(sixel.count) 1 6\n".utf8) + sixel))
+    #expect(art.image?.form == .sixel(sixel, cellWidth: 1, cellHeight: 6))
     let inside = Array("\u{1B}P0;1;0q#0~\u{1B}]0;title\u{07}~\u{1B}\\".utf8)
     for bad in [
-      Array("sixel \(sixel.count + 1)\n".utf8) + sixel,
-      Array("sixel \(sixel.count - 1)\n".utf8) + sixel.dropLast(),  // no ST
-      Array("sixel\n".utf8) + sixel, Array("sixel \(sixel.count)".utf8) + sixel,
-      Array("sixel \(inside.count)\n".utf8) + inside,  // another sequence inside
-      Array("sixel 9\n\u{1B}P1$q\u{1B}\\".utf8),  // DECRQSS, not sixels
-      Array("sixel 6\n\u{1B}Pq\n\u{1B}\\".utf8),
+      Array("sixel \(sixel.count + 1) 1 6\n".utf8) + sixel,
+      Array("sixel \(sixel.count - 1) 1 6\n".utf8) + sixel.dropLast(),  // no ST
+      Array("sixel\n".utf8) + sixel, Array("sixel \(sixel.count) 1 6".utf8) + sixel,
+      Array("sixel \(sixel.count)\n".utf8) + sixel,  // no cell size
+      Array("sixel \(sixel.count) 0 6\n".utf8) + sixel,
+      Array("sixel \(inside.count) 1 6\n".utf8) + inside,  // another sequence inside
+      Array("sixel 9 1 6\n\u{1B}P1$q\u{1B}\\".utf8),  // DECRQSS, not sixels
+      Array("sixel 6 1 6\n\u{1B}Pq\n\u{1B}\\".utf8),
     ] {
       #expect(CoverArt.parse(helperOutput(columns: 2, rows: 1) + bad) == nil)
     }
+  }
+
+  /// A cell's size from the window's pixels: xterm counts its border (30 pixels here) and does
+  /// not answer CSI 16 t; kitty and foot count none; a size that fits no border is divided.
+  @Test func aCellsSizeFromTheWindowsWithOrWithoutABorder() {
+    #expect(CursesTerminal.cellSize(window: (1020, 740), columns: 120, rows: 40) == (8, 17))
+    #expect(CursesTerminal.cellSize(window: (960, 680), columns: 120, rows: 40) == (8, 17))
+    #expect(CursesTerminal.cellSize(window: (604, 394), columns: 100, rows: 30) == (6, 13))
+    #expect(CursesTerminal.cellSize(window: (1001, 700), columns: 120, rows: 40) == (8, 17))
   }
 
   @Test func base64IsRFC4648s() {

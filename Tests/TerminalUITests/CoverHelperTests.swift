@@ -118,30 +118,33 @@ import Testing
   }
 
   /// For a terminal that draws sixels: the picture as a sixel image in the cells' pixels, no
-  /// larger than the cells it covers (its height whole sixel bands, so that it never reaches
-  /// the row below), in the picture's own colours.
+  /// larger than the cells it covers (its height whole sixel bands, rounded down, so that it
+  /// never reaches the row below), in the picture's own colours, and the cell size it is for.
   @Test func aSixelPictureForATerminalThatDrawsThem() throws {
     try makeSources()
     try sh(
       "ffmpeg -nostdin -v error -y -f lavfi -i color=c=0x22cc44:size=300x300:rate=1 -frames:v 1 cover.png"
     )
-    // Cells 9 pixels wide and 17 tall (neither a multiple of six).
+    // Cells 10 pixels wide and 13 tall, 7 rows: the square picture is 91 pixels tall, not a
+    // whole number of six-pixel bands.
     let outcome = CoverHelper.cover(
-      of: folder + "/tone.wav", columns: 24, rows: 12, colors: 256, pixels: (216, 204),
+      of: folder + "/tone.wav", columns: 24, rows: 7, colors: 256, pixels: (240, 91),
       sixel: true)
-    guard case .picture(let art) = outcome, let image = art.image,
-      case .sixel(let bytes) = image.form
+    guard case .picture(let art) = outcome,
+      case .sixel(let bytes, let cellWidth, let cellHeight)? = art.image?.form
     else {
       Issue.record("no sixel image: \(outcome)")
       return
     }
+    #expect(cellWidth == 10 && cellHeight == 13)
+    #expect(art.rows == 7)
     let text = String(decoding: bytes, as: UTF8.self)
     // Raster attributes: "Pan;Pad;Ph;Pv.
     let raster = try #require(text.firstMatch(of: /"1;1;(\d+);(\d+)/))
     let (w, h) = (Int(raster.1)!, Int(raster.2)!)
-    #expect(w == art.columns * 9)
-    #expect(h <= art.rows * 17 && h > art.rows * 17 - 6 && h % 6 == 0)
-    #expect(abs(w - h) <= w / 10, "a square cover is square: \(w)x\(h)")
+    #expect(w == art.columns * 10)
+    #expect(h == 90, "91 pixels of cells hold 15 whole bands")
+    #expect(abs(w - h) <= 10, "a square cover is square: \(w)x\(h)")
     // A colour register chafa defines (RGB in percent): 0x22cc44 is 13 %, 80 %, 27 %.
     let registers = text.matches(of: /#\d+;2;(\d+);(\d+);(\d+)/).map {
       (Int($0.1)!, Int($0.2)!, Int($0.3)!)

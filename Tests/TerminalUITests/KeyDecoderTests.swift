@@ -125,6 +125,11 @@ import Testing
     #expect(decode("\u{1B}[?65;4;6;18;22c") == [.deviceAttributes(sixel: true)])
     #expect(decode("\u{1B}[?64;1;2;6;9;15;16;17;18;21;22;28c") == [.deviceAttributes(sixel: false)])
     #expect(decode("\u{1B}[?1;4c") == [.deviceAttributes(sixel: false)])
+    // Windows Terminal, a VT510-like class 61, draws sixels.
+    #expect(decode("\u{1B}[?61;4;6;7;14;21;22;23;24;28;32;42c") == [.deviceAttributes(sixel: true)])
+    // The size of a cell (CSI 16 t): height, then width; other window reports are dropped.
+    #expect(decode("\u{1B}[6;13;6t") == [.cellSize(width: 6, height: 13)])
+    #expect(decode("\u{1B}[4;394;604t\u{1B}[6;0;6t").isEmpty)
     #expect(decode("\u{1B}[?62;14c") == [.deviceAttributes(sixel: false)])
     // Focus reports, SGR mouse reports: dropped whole, nothing leaks out as keys.
     #expect(decode("\u{1B}[I\u{1B}[O\u{1B}[<0;3;4M").isEmpty)

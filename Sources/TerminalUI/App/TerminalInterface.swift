@@ -372,7 +372,7 @@ private final class InterfaceLoop {
   /// per track, size and palette. Not for a stream (its URL is no file), nor without colours
   /// unless the terminal draws pictures.
   private func requestCover(_ terminal: CursesTerminal) {
-    guard state.showsCover, configuration.readCover != nil,
+    guard state.showsCover, configuration.readCover != nil, !terminal.cellSizeAwaited,
       let path = state.snapshot.current?.path, !path.contains("://"),
       let room = state.layout.coverCells
     else { return }
@@ -411,6 +411,9 @@ private final class InterfaceLoop {
       state.layout = Layout(rows: terminal.rows, columns: terminal.columns)
       state.clampPositions()
       terminal.repaintAll()
+      // A font change changes the cells' size in pixels: asked again (answered before the
+      // device attributes, which end the answers awaited).
+      if terminal.askCellSizeAgain() { answersAwaited = true }
     default:
       break
     }
@@ -582,6 +585,9 @@ private final class InterfaceLoop {
       // The last of the answers to the queries sent at start.
       answersAwaited = false
       if terminal.deviceAttributesAnswered(sixel: sixel) { requestedCover = "" }
+    case .cellSize(let width, let height):
+      // The picture is made again for cells of that size.
+      if terminal.cellSizeAnswered(width: width, height: height) { requestedCover = "" }
     case .graphicsProtocol(let ok):
       // The cover is asked for again, as a picture this time.
       terminal.graphicsAnswered(ok)

@@ -8,7 +8,8 @@ import Synchronization
 enum PictureProtocol: Hashable, Sendable {
   /// kitty's graphics protocol: RGBA pixels, scaled by the terminal to the cells they cover.
   case kitty
-  /// DEC's sixel graphics (xterm as a VT340, foot, mlterm, WezTerm): drawn at their own size.
+  /// DEC's sixel graphics (xterm as a VT340, foot, mlterm, Windows Terminal): drawn at their
+  /// own size, which must be the cells' (they are pixels in the cells, not over them).
   case sixel
 }
 
@@ -154,15 +155,19 @@ final class CursesTerminal: Canvas {
 
   func put(_ picture: CoverArt, row: Int, column: Int) {
     guard isOpen, !isSuspended else { return }
-    if let image = picture.image, canDraw(image) {
-      // Blank cells under it; the picture goes over them once curses has drawn the frame.
+    if let image = picture.image, pictureProtocol != nil {
+      // Blank cells under it; the picture goes over them once curses has drawn the frame. One
+      // made for cells of another size (the font changed) is not drawn: the one for the new
+      // size is on its way.
       for y in 0..<picture.rows {
         put(
           String(repeating: " ", count: picture.columns), row: row + y, column: column,
           style: .normal)
       }
-      pictureWanted = Placement(
-        image: image, row: row, column: column, columns: picture.columns, rows: picture.rows)
+      if canDraw(image) {
+        pictureWanted = Placement(
+          image: image, row: row, column: column, columns: picture.columns, rows: picture.rows)
+      }
       return
     }
     // Pairs are made as colours are met and kept; when what is left might not do for this
@@ -216,15 +221,62 @@ final class CursesTerminal: Canvas {
   /// The id hark's picture has on the terminal (one at a time).
   private let pictureID = 7_263
 
-  /// The size of a cell in pixels, when the terminal says (kitty, foot, WezTerm fill in
-  /// TIOCGWINSZ's pixel fields); nil when it does not.
+  /// The size of a cell in pixels: as the terminal answered `CSI 16 t` (kitty, foot, mlterm,
+  /// WezTerm), else from the window's size in pixels (TIOCGWINSZ; xterm's counts its border,
+  /// so a cell can come out a pixel or two too tall, `endFrame`). Nil when neither is known,
+  /// or while the answer to a query sent on a resize is awaited.
   var cellPixels: (width: Int, height: Int)? {
+    if cellSizeAwaited { return nil }
+    if let cell = cellFromTerminal {
+      return (min(cell.width, 170), min(cell.height, 340))
+    }
     var w: Int32 = 0
     var h: Int32 = 0
     cnc_window_pixels(1, &w, &h)
     guard columns > 0, rows > 0, Int(w) / columns > 0, Int(h) / rows > 0 else { return nil }
+    let cell = Self.cellSize(window: (Int(w), Int(h)), columns: columns, rows: rows)
     // hark-cover takes at most 4096 pixels a side; the cover is at most 24 x 12 cells.
-    return (min(Int(w) / columns, 170), min(Int(h) / rows, 340))
+    return (min(cell.width, 170), min(cell.height, 340))
+  }
+
+  /// A cell's size from the window's in pixels. xterm counts its border (on each side, the
+  /// same across and down) and kitty and foot do not: the smallest border that leaves both
+  /// sides a whole number of cells is taken (none, for those), else none.
+  static func cellSize(window: (Int, Int), columns: Int, rows: Int) -> (width: Int, height: Int) {
+    for border in 0...64 where window.0 - 2 * border >= columns && window.1 - 2 * border >= rows {
+      let (w, h) = (window.0 - 2 * border, window.1 - 2 * border)
+      if w % columns == 0 && h % rows == 0 { return (w / columns, h / rows) }
+    }
+    return (window.0 / columns, window.1 / rows)
+  }
+
+  /// The cell size the terminal last answered, and whether an answer to a new query is awaited
+  /// (the window's size changed: a font change changes the cells).
+  private var cellFromTerminal: (width: Int, height: Int)?
+  private(set) var cellSizeAwaited = false
+  /// The window's size in pixels when the cell size was last asked for.
+  private var windowPixels: (Int32, Int32) = (0, 0)
+
+  /// The terminal answered `CSI 16 t`; whether the cell size changed.
+  func cellSizeAnswered(width: Int, height: Int) -> Bool {
+    let changed = cellFromTerminal.map { $0 != (width, height) } ?? true
+    cellFromTerminal = (width, height)
+    cellSizeAwaited = false
+    return changed
+  }
+
+  /// After a resize: asks for the cell size again (with device attributes after it, which
+  /// every terminal answers) when the terminal answered before and the window's pixels
+  /// changed. Whether it asked.
+  func askCellSizeAgain() -> Bool {
+    var w: Int32 = 0
+    var h: Int32 = 0
+    cnc_window_pixels(1, &w, &h)
+    guard cellFromTerminal != nil, (w, h) != windowPixels else { return false }
+    windowPixels = (w, h)
+    cellSizeAwaited = true
+    writeRaw("\u{1B}[16t\u{1B}[c")
+    return true
   }
 
   /// The terminal said whether it draws pictures with kitty's protocol; it does so only when
@@ -240,7 +292,9 @@ final class CursesTerminal: Canvas {
   /// The terminal's device attributes came (after its answer to the graphics query, if any):
   /// sixels, unless it speaks kitty's protocol. Whether pictures are now drawn as sixels.
   func deviceAttributesAnswered(sixel: Bool) -> Bool {
-    guard pictureProtocol == nil, sixel, cellPixels != nil, !Self.isConsole else { return false }
+    // A terminal that did not answer a cell size query sent before this never will.
+    cellSizeAwaited = false
+    guard pictureProtocol == nil, sixel, cellPixels != nil else { return false }
     pictureProtocol = .sixel
     return true
   }
@@ -251,10 +305,13 @@ final class CursesTerminal: Canvas {
     return term == "linux" || term.hasPrefix("vt")
   }
 
-  /// Whether `image` is in the form this terminal draws.
+  /// Whether `image` is in the form this terminal draws (a sixel picture, for cells of the
+  /// size they are now).
   private func canDraw(_ image: CoverImage) -> Bool {
     switch (pictureProtocol, image.form) {
-    case (.kitty?, .rgba), (.sixel?, .sixel): true
+    case (.kitty?, .rgba): true
+    case (.sixel?, .sixel(_, let width, let height)):
+      cellPixels.map { $0 == (width, height) } ?? false
     default: false
     }
   }
@@ -307,10 +364,10 @@ final class CursesTerminal: Canvas {
       out += "\u{1B}_Ga=d,d=I,i=\(pictureID),q=2\u{1B}\\"
     }
     pictureShown = nil
-    if let p = pictureWanted, case .sixel(let sixel) = p.image.form {
-      // Drawn from the top left cell down and right, no larger than the cells: sixel
-      // scrolling is not needed (the picture ends above the now-playing bar), and the cursor
-      // comes back with DECRC.
+    if let p = pictureWanted, case .sixel(let sixel, _, _) = p.image.form {
+      // Drawn from the top left cell down and right, no larger than the cells (made for
+      // their size, `canDraw`): it ends above the now-playing bar and never scrolls the
+      // screen; the cursor comes back with DECRC.
       out += "\u{1B}[\(p.row + 1);\(p.column + 1)H"
       out += String(decoding: sixel, as: UTF8.self)
       pictureShown = p
@@ -356,7 +413,16 @@ final class CursesTerminal: Canvas {
     guard isOpen, !isSuspended else { return }
     if pictureProtocol == .sixel { prepareSixels() }
     refresh()
-    if pictureProtocol != nil { placePicture() }
+    guard pictureProtocol != nil else { return }
+    let before = pictureShown
+    placePicture()
+    // A sixel picture made for cells taller than they are (xterm counts its border in the
+    // window's pixels and does not answer CSI 16 t) reaches into the rows below it: they are
+    // written again whole, which wipes what it put there.
+    if pictureProtocol == .sixel, let p = pictureShown, p != before, p.row + p.rows < rows {
+      _ = wredrawln(cnc_stdscr(), Int32(p.row + p.rows), Int32(rows - p.row - p.rows))
+      refresh()
+    }
   }
 
   /// The next frame is drawn from scratch (after garbage, a resume, Ctrl-L); a picture too.
@@ -390,10 +456,15 @@ final class CursesTerminal: Canvas {
   func queryKeyboardProtocol() {
     // And whether it draws pictures (kitty's graphics protocol: a 1-pixel query it answers
     // and does not keep). Not on the Linux console, which would print what it does not know.
+    // And the size of a cell in pixels (`CSI 16 t`), which no terminal prints.
     let graphics =
       Self.isConsole || cellPixels == nil
       ? "" : "\u{1B}_Gi=31,s=1,v=1,a=q,t=d,f=24;AAAA\u{1B}\\"
-    writeRaw("\u{1B}[?u" + graphics + "\u{1B}[c")
+    var w: Int32 = 0
+    var h: Int32 = 0
+    cnc_window_pixels(1, &w, &h)
+    windowPixels = (w, h)
+    writeRaw("\u{1B}[?u" + graphics + "\u{1B}[16t\u{1B}[c")
   }
 
   /// Turns on "disambiguate escape codes" (flag 1): Esc, Alt and Ctrl keys and the media keys

@@ -5,8 +5,12 @@ public enum InputEvent: Hashable, Sendable {
   /// these enhancement flags on now.
   case keyboardProtocol(flags: Int)
   /// The answer to a primary device attributes query (`CSI c`): whether the terminal says it
-  /// draws sixel graphics (feature 4, after a VT220-or-later class: `CSI ? 62 ; 4 ; 22 c`).
+  /// draws sixel graphics (feature 4, after a VT100-family class of 61 or more:
+  /// `CSI ? 62 ; 4 ; 22 c`).
   case deviceAttributes(sixel: Bool)
+  /// The answer to xterm's query for the size of a character cell in pixels (`CSI 16 t`):
+  /// `CSI 6 ; height ; width t`.
+  case cellSize(width: Int, height: Int)
   /// The answer to the kitty graphics protocol's query (`APC G i=31 … ST`): the terminal draws
   /// pictures (true), or understood the query and cannot (false).
   case graphicsProtocol(Bool)
@@ -205,14 +209,22 @@ public struct KeyDecoder: Sendable {
       case 0x75: return .keyboardProtocol(flags: Int(rest) ?? 0)  // CSI ? flags u
       case 0x63:  // CSI ? class ; feature … c
         let fields = rest.split(separator: ";").map { Int($0) }
-        // A VT100's answer (`?1;2c`) gives option bits after the class, not features.
-        let sixel = (fields.first.flatMap { $0 } ?? 0) >= 62 && fields.dropFirst().contains(4)
+        // A VT100's answer (`?1;2c`) gives option bits after the class, not features (tmux
+        // answers so, with 4 when it draws sixels itself: those terminals get blocks).
+        let sixel = (fields.first.flatMap { $0 } ?? 0) >= 61 && fields.dropFirst().contains(4)
         return .deviceAttributes(sixel: sixel)
       default: return nil
       }
     }
     // Private parameters ('<' mouse, '>' and '=' replies): not keys.
     guard parameters.first.map({ !"<=>".contains($0) }) ?? true else { return nil }
+    if final == 0x74 {  // t: a window report; the cell size's is `6 ; height ; width`
+      let numbers = parameters.split(separator: ";").map { Int($0) }
+      guard numbers.count == 3, numbers[0] == 6, let h = numbers[1], let w = numbers[2],
+        (1...1_000).contains(h), (1...1_000).contains(w)
+      else { return nil }
+      return .cellSize(width: w, height: h)
+    }
     // Fields by ';', sub-fields by ':'; only the first sub-field of each matters here, except
     // the event type after the modifiers.
     let fields = parameters.split(separator: ";", omittingEmptySubsequences: false).map {

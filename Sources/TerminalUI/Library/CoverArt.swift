@@ -122,10 +122,11 @@ public struct CoverArt: Hashable, Sendable {
         else { return nil }
         image = CoverImage(width: w, height: h, rgba: Array(body))
       case "sixel":
-        guard fields.count == 2, Int(fields[1]) == body.count, isSixelImage(body) else {
-          return nil
-        }
-        image = CoverImage(sixel: Array(body))
+        guard fields.count == 4, Int(fields[1]) == body.count, let w = Int(fields[2]),
+          let h = Int(fields[3]), (1...4096).contains(w), (1...4096).contains(h),
+          isSixelImage(body)
+        else { return nil }
+        image = CoverImage(sixel: Array(body), cellWidth: w, cellHeight: h)
       default: return nil
       }
     }
@@ -154,8 +155,9 @@ public final class CoverImage: Hashable, Sendable {
     /// Its pixels, RGBA row by row, for kitty's graphics protocol, which scales them to the
     /// cells.
     case rgba(width: Int, height: Int, pixels: [UInt8])
-    /// A sixel image (its DCS sequence), drawn at its own size: no larger than the cells.
-    case sixel([UInt8])
+    /// A sixel image (its DCS sequence), drawn at its own size: no larger than the cells, for
+    /// cells of this size in pixels.
+    case sixel([UInt8], cellWidth: Int, cellHeight: Int)
   }
 
   public let form: Form
@@ -165,8 +167,8 @@ public final class CoverImage: Hashable, Sendable {
     form = .rgba(width: width, height: height, pixels: rgba)
   }
 
-  public init(sixel: [UInt8]) {
-    form = .sixel(sixel)
+  public init(sixel: [UInt8], cellWidth: Int, cellHeight: Int) {
+    form = .sixel(sixel, cellWidth: cellWidth, cellHeight: cellHeight)
   }
 
   public static func == (a: CoverImage, b: CoverImage) -> Bool { a === b }
