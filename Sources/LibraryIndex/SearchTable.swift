@@ -13,12 +13,8 @@ import Synchronization
 /// thread: about 0.1 s for 50,000 tracks), it does not see later changes; build another.
 /// Immutable, so any thread may search it.
 public struct SearchTable: Sendable {
-  /// Each row's folded text, one after another, each followed by a 0 byte (so that a word
-  /// found in the whole buffer lies inside one row: a query's words hold no 0 byte, or are
-  /// matched row by row).
-  private let folded: [UInt8]
-  /// Where each row's folded text starts in `folded`; one more at the end.
-  private let foldedStarts: [UInt32]
+  /// Each row's folded text, one field a row (so that a word lies inside one row).
+  private let folded: FoldedRows
   /// Each row's path (without `folder`) and then its title, in UTF-8, one after another.
   private let names: [UInt8]
   /// Where row i's path (at 2i) and title (at 2i + 1) start in `names`; one more at the end.
@@ -31,12 +27,10 @@ public struct SearchTable: Sendable {
   private static let lastID = Atomic<Int>(0)
 
   /// How many tracks it holds.
-  public var count: Int { foldedStarts.count - 1 }
+  public var count: Int { folded.count }
 
   /// The words a query is searched by: folded as the index folds, split at spaces.
-  static func words(_ query: String) -> [[UInt8]] {
-    SearchText.folded(query).split(separator: " ").map { Array($0.utf8) }
-  }
+  static func words(_ query: String) -> [[UInt8]] { FoldedRows.words(query) }
 
   /// The rows (in the table's order, the order `Library.search` gives) whose folded text holds
   /// every word of `query`, as `Library.search` would find them, all of them (no limit).
@@ -50,7 +44,7 @@ public struct SearchTable: Sendable {
     {
       // The rows it matched hold its words already; only the others are looked for.
       let others = words.filter { !previous.words.contains($0) }
-      let rows = others.isEmpty ? previous.rows : filter(previous.rows, by: others)
+      let rows = others.isEmpty ? previous.rows : folded.rows(previous.rows, containingAll: others)
       return SearchMatches(rows: rows, words: words, table: id)
     }
     // The longest word first: the rarest, as a rule, and so the fewest rows left to filter.
@@ -58,8 +52,8 @@ public struct SearchTable: Sendable {
     guard let first = sorted.first else {
       return SearchMatches(rows: Array(0..<Int32(count)), words: words, table: id)
     }
-    var rows = scan(for: first)
-    if sorted.count > 1 { rows = filter(rows, by: Array(sorted.dropFirst())) }
+    var rows = folded.rows(containing: first)
+    if sorted.count > 1 { rows = folded.rows(rows, containingAll: Array(sorted.dropFirst())) }
     return SearchMatches(rows: rows, words: words, table: id)
   }
 
@@ -77,71 +71,13 @@ public struct SearchTable: Sendable {
 
   /// The bytes the table holds, with what its arrays reserved: what it costs in memory.
   public var bytesUsed: Int {
-    folded.capacity + names.capacity + 4 * (foldedStarts.capacity + nameStarts.capacity)
+    folded.bytesUsed + names.capacity + 4 * nameStarts.capacity
   }
 
   private func text(_ buffer: [UInt8], from starts: [UInt32], at i: Int) -> String {
     buffer.withUnsafeBufferPointer {
       String(decoding: $0[Int(starts[i])..<Int(starts[i + 1])], as: UTF8.self)
     }
-  }
-
-  // MARK: Scanning
-
-  /// Every row holding `word`, found by scanning the whole buffer: from each match on to the
-  /// next row.
-  private func scan(for word: [UInt8]) -> [Int32] {
-    if word.contains(0) { return filter(Array(0..<Int32(count)), by: [word]) }
-    var rows: [Int32] = []
-    folded.withUnsafeBytes { text in
-      word.withUnsafeBytes { w in
-        foldedStarts.withUnsafeBufferPointer { starts in
-          var from = 0
-          var row = 0
-          while from < text.count,
-            let at = firstOffset(of: w, in: UnsafeRawBufferPointer(rebasing: text[from...]))
-          {
-            // The row it is in: the last whose start is at or before it (from `row` on).
-            let offset = from + at
-            var low = row
-            var high = count - 1
-            while low < high {
-              let middle = (low + high + 1) / 2
-              if Int(starts[middle]) <= offset { low = middle } else { high = middle - 1 }
-            }
-            rows.append(Int32(low))
-            row = low + 1
-            from = Int(starts[row])
-          }
-        }
-      }
-    }
-    return rows
-  }
-
-  /// The rows of `rows` whose text holds every one of `words`.
-  private func filter(_ rows: [Int32], by words: [[UInt8]]) -> [Int32] {
-    var kept: [Int32] = []
-    folded.withUnsafeBytes { text in
-      foldedStarts.withUnsafeBufferPointer { starts in
-        for row in rows {
-          let start = Int(starts[Int(row)])
-          // Without the 0 that ends it.
-          let end = Int(starts[Int(row) + 1]) - 1
-          let own = UnsafeRawBufferPointer(rebasing: text[start..<end])
-          var holdsAll = true
-          for word in words {
-            let found = word.withUnsafeBytes { firstOffset(of: $0, in: own) != nil }
-            if !found {
-              holdsAll = false
-              break
-            }
-          }
-          if holdsAll { kept.append(row) }
-        }
-      }
-    }
-    return kept
   }
 
   /// Whether `text` holds `part` (both folded words).
@@ -153,8 +89,7 @@ public struct SearchTable: Sendable {
 
   /// Fills a table row by row, its buffers reserved to the sizes the index gives beforehand.
   struct Builder {
-    private var folded: [UInt8] = []
-    private var foldedStarts: [UInt32] = []
+    private var folded: FoldedRows
     private var names: [UInt8] = []
     private var nameStarts: [UInt32] = []
     private let folder: String
@@ -163,8 +98,7 @@ public struct SearchTable: Sendable {
     init(folder: String, rows: Int, foldedBytes: Int, nameBytes: Int) {
       self.folder = folder
       folderBytes = folder.utf8.count
-      folded.reserveCapacity(foldedBytes + rows)
-      foldedStarts.reserveCapacity(rows + 1)
+      folded = FoldedRows(reservingRows: rows, bytes: foldedBytes + rows)
       names.reserveCapacity(nameBytes)
       nameStarts.reserveCapacity(2 * rows + 1)
     }
@@ -175,9 +109,8 @@ public struct SearchTable: Sendable {
       folded text: UnsafeRawBufferPointer, path: UnsafeRawBufferPointer,
       title: UnsafeRawBufferPointer?
     ) {
-      foldedStarts.append(UInt32(folded.count))
-      folded.append(contentsOf: text)
-      folded.append(0)
+      folded.append(folded: text)
+      folded.endRow()
       nameStarts.append(UInt32(names.count))
       names.append(
         contentsOf: UnsafeRawBufferPointer(rebasing: path[min(folderBytes, path.count)...]))
@@ -192,10 +125,9 @@ public struct SearchTable: Sendable {
 
     /// The table, once every track is added.
     mutating func table() -> SearchTable {
-      foldedStarts.append(UInt32(folded.count))
       nameStarts.append(UInt32(names.count))
       return SearchTable(
-        folded: folded, foldedStarts: foldedStarts, names: names, nameStarts: nameStarts,
+        folded: folded, names: names, nameStarts: nameStarts,
         folder: folder, id: SearchTable.lastID.add(1, ordering: .relaxed).newValue)
     }
   }

@@ -83,6 +83,50 @@ import Testing
   }
 }
 
+/// Folded rows searched as bytes (`FoldedRows`): the library's search table and the
+/// interface's filters (issue 13).
+@Suite struct FoldedRowsTests {
+  /// Folded into bytes as into a string, for every script the folding knows.
+  @Test func bytesAreFoldedAsTextIs() {
+    for text in [
+      "Zoë", "Sigur Rós", "Straße, Æther", "Zoe\u{0308}", "Björk 東京 坂本", "Nguyễn Văn Tý",
+      "Μίκης Θεοδωράκης", "Ἀθῆναι", "Ёлка", "ﬁnal ﬂow", "ＡＢＣ１２３", "ǅoković", "שָׁלוֹם",
+      "مُوسِيقَى", "İSTANBUL", "",
+    ] {
+      var bytes: [UInt8] = []
+      SearchText.fold(text, into: &bytes)
+      #expect(bytes == Array(SearchText.folded(text).utf8), "\(text)")
+    }
+  }
+
+  private func table(_ rows: [[String]]) -> FoldedRows {
+    var t = FoldedRows()
+    for fields in rows {
+      for f in fields { t.append(folding: f) }
+      t.endRow()
+    }
+    return t
+  }
+
+  /// A word is found inside one field of a row, never across two fields or two rows; a row
+  /// with no field is found by nothing; rows come in order.
+  @Test func aWordIsFoundInsideOneField() {
+    let t = table([["Zoë", "Keating"], [], ["Sigur Rós"], ["ros", "zoe"], ["Keat", "ing"]])
+    #expect(t.count == 5)
+    #expect(t.rows(containing: FoldedRows.phrase("zoe")) == [0, 3])
+    #expect(t.rows(containing: FoldedRows.phrase("sigur ros")) == [2])
+    #expect(t.rows(containing: FoldedRows.phrase("zoekeating")) == [])
+    #expect(t.rows(containing: FoldedRows.phrase("keating")) == [0])
+    #expect(t.rows(containing: FoldedRows.phrase("rós")) == [2, 3])
+    #expect(t.rows(containing: []) == [0, 2, 3, 4], "an empty word: every row with a field")
+    #expect(t.rows(containing: [0]) == [])
+    #expect(t.rows([0, 1, 2, 3], containingAll: FoldedRows.words("ZOE ros")) == [3])
+    #expect(t.rows([0, 2, 3], containingAll: FoldedRows.words("sigur  ros")) == [2])
+    #expect(t.rows([0, 1, 2, 3, 4], containingAll: []) == [0, 2, 3, 4])
+    #expect(FoldedRows().rows(containing: FoldedRows.phrase("a")) == [])
+  }
+}
+
 /// A file name's bytes that are not UTF-8 (kept by `FileName`) reach a terminal as `\xNN`, not
 /// as private-use characters a terminal would show as boxes.
 @Suite struct RawByteDisplayTests {

@@ -12,7 +12,7 @@ public enum SearchText {
   /// `text` folded.
   public static func folded(_ text: String) -> String {
     var out = String.UnicodeScalarView()
-    fold(text, into: &out)
+    fold(text) { out.append($0) }
     return String(out)
   }
 
@@ -20,27 +20,37 @@ public enum SearchText {
   public static func foldedScalars(_ text: String) -> [Unicode.Scalar] {
     var out: [Unicode.Scalar] = []
     out.reserveCapacity(text.utf8.count)
-    fold(text, into: &out)
+    fold(text) { out.append($0) }
     return out
+  }
+
+  /// `text` folded, in UTF-8, appended to `bytes` (`FoldedRows` searches bytes).
+  public static func fold(_ text: some StringProtocol, into bytes: inout [UInt8]) {
+    fold(text) { scalar in
+      if scalar.value < 0x80 {
+        bytes.append(UInt8(truncatingIfNeeded: scalar.value))
+      } else {
+        UTF8.encode(scalar) { bytes.append($0) }
+      }
+    }
   }
 
   /// Scalar by scalar, as `lowercased()` maps them, without its string for ASCII: a scan folds
   /// every track's tags, a rescan every folder's names (for their order).
-  private static func fold<Out: RangeReplaceableCollection<Unicode.Scalar>>(
-    _ text: String, into out: inout Out
-  ) {
+  @inline(__always)
+  private static func fold(_ text: some StringProtocol, _ emit: (Unicode.Scalar) -> Void) {
     for scalar in text.unicodeScalars {
       let value = scalar.value
       if value < 0x80 {
-        out.append(value >= 65 && value <= 90 ? Unicode.Scalar(UInt8(value) | 0x20) : scalar)
+        emit(value >= 65 && value <= 90 ? Unicode.Scalar(UInt8(value) | 0x20) : scalar)
         continue
       }
       for lower in scalar.properties.lowercaseMapping.unicodeScalars {
         if isMark(lower.value) { continue }
         if let plain = table[lower] {
-          out.append(contentsOf: plain.unicodeScalars)
+          for p in plain.unicodeScalars { emit(p) }
         } else {
-          out.append(lower)
+          emit(lower)
         }
       }
     }
