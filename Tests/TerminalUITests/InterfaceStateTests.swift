@@ -478,6 +478,68 @@ import Testing
     #expect(s.libraryRows.map(\.name) == ["01 Morning.flac"])
   }
 
+  /// Issue 13: the queue's filter finds entries by their tags as they are now. Its folded rows
+  /// are kept between keystrokes (a 50,000-entry queue took seconds a key when each was folded
+  /// again), so a tag read after the filter was typed, a queue changed under it and a copy of
+  /// the state with other tags must each be seen.
+  @Test func theQueueFilterSeesTagsAndEntriesAsTheyChange() throws {
+    var s = makeState()
+    _ = try press(&s, "tab", "/", "z", "o", "e")
+    #expect(s.queueRows.isEmpty)
+    var copy = s
+    s.tags["/x/two.flac"] = TrackInfo(title: "Song", artist: "Zoë Keating")
+    #expect(s.queueRows.map(\.id) == [8])
+    #expect(copy.queueRows.isEmpty, "a copy keeps its own tags")
+    copy.tags["/x/one.flac"] = TrackInfo(title: "Zoetrope")
+    #expect(copy.queueRows.map(\.id) == [7])
+    #expect(s.queueRows.map(\.id) == [8])
+    s.tags["/x/two.flac"] = TrackInfo(title: "Song", artist: "Someone else")
+    #expect(s.queueRows.isEmpty)
+    var snap = s.snapshot
+    snap.queue.append(QueuedTrack(id: 10, path: "/x/Zoe Live.flac"))
+    s.update(snap)
+    #expect(s.queueRows.map(\.id) == [10], "found by its file name")
+    // A name is a field of its own: the filter finds a phrase within one field, not across.
+    _ = try press(&s, "backspace", "backspace", "backspace", "l", "i", "v", "e", " ", "s")
+    #expect(s.queueRows.isEmpty)
+    _ = try press(&s, "esc")
+    #expect(s.queueRows.count == 4)
+  }
+
+  /// A file's title when it has no tags: the last part of its path without its extension.
+  @Test func aTitleFromAFileName() {
+    let table: [(String, String)] = [
+      ("/music/Album/01 Morning.flac", "01 Morning"), ("/music/Album/", "Album"),
+      ("Paper.ogg", "Paper"), ("/x/.hidden", ".hidden"), ("/x/no extension", "no extension"),
+      ("/x/a.b.flac", "a.b"), ("/", "/"), ("", ""), ("/x/Zoë Live.m4a", "Zoë Live"),
+    ]
+    for (path, title) in table { #expect(Folder.title(fromName: path) == title, "\(path)") }
+  }
+
+  /// The queue's length in all (its tab shows it) is added up once for a queue and its tags,
+  /// and again when either changes.
+  @Test func theQueuesLengthFollowsItsTagsAndEntries() {
+    var s = makeState()
+    #expect(s.queueSeconds == nil)
+    s.tags["/x/one.flac"] = TrackInfo(duration: 60)
+    #expect(s.queueSeconds == 60)
+    s.tags["/x/three.flac"] = TrackInfo(duration: 30.5)
+    #expect(s.queueSeconds == 90.5)
+    var snap = s.snapshot
+    snap.queue.removeFirst()
+    s.update(snap)
+    #expect(s.queueSeconds == 30.5)
+  }
+
+  /// The folder's filter never lists "..", whatever is typed.
+  @Test func theFolderFilterLeavesOutTheParent() throws {
+    var s = makeState()
+    _ = try press(&s, "/", ".")
+    #expect(s.libraryRows.map(\.name) == ["01 Morning.flac", "02 Paper.ogg", "03 Lanterns.mp3"])
+    _ = try press(&s, "esc", "/", "l", "i")
+    #expect(s.libraryRows.map(\.name) == ["Live"])
+  }
+
   /// G6: the user picks the output in the interface's route picker.
   @Test func G6_theRoutePickerSelectsADevice() throws {
     var s = makeState()

@@ -163,9 +163,31 @@ public enum Folder {
 
   /// A title for a file without tags: its name without the extension.
   public static func title(fromName name: String) -> String {
-    let base = name.split(separator: "/").last.map(String.init) ?? name
-    guard let dot = base.lastIndex(of: "."), dot != base.startIndex else { return base }
-    return String(base[..<dot])
+    // The last part of a path (trailing slashes aside), found in its bytes ("/" and "." are
+    // ASCII, so never inside a longer character's): the queue's filter asks this of each of
+    // its entries.
+    let bytes = name.utf8
+    let slash = UInt8(ascii: "/")
+    var end = bytes.endIndex
+    while end > bytes.startIndex, bytes[bytes.index(before: end)] == slash {
+      end = bytes.index(before: end)
+    }
+    var start = end
+    while start > bytes.startIndex, bytes[bytes.index(before: start)] != slash {
+      start = bytes.index(before: start)
+    }
+    if start == end { return name }
+    // Without its extension: from its last dot, unless that dot starts the name.
+    var cut = end
+    var i = end
+    while i > start {
+      i = bytes.index(before: i)
+      if bytes[i] == UInt8(ascii: ".") {
+        if i > start { cut = i }
+        break
+      }
+    }
+    return String(name[start..<cut])
   }
 
   /// Name order as people expect, the queue's own (`String.localizedStandardLess`); a list of

@@ -110,7 +110,14 @@ public struct InterfaceState: Sendable {
   public var libraryPosition = ListPosition()
   public var libraryFilter = ""
   /// Tags and lengths read so far, by path.
-  public var tags: [String: TrackInfo] = [:]
+  public var tags: [String: TrackInfo] = [:] {
+    didSet { tagsVersion = TagsVersion.next() }
+  }
+  /// Which tags these are, for the filters' folded rows (`RowFilter`).
+  private var tagsVersion = 0
+  private let libraryFilterRows = RowFilter<LibraryEntry>()
+  private let queueFilterRows = RowFilter<QueuedTrack>()
+  private let queueLength = QueueLength()
   /// The tag index can be searched: `/` in the library searches all of it, not only the
   /// folder shown.
   public var indexReady = false
@@ -160,7 +167,11 @@ public struct InterfaceState: Sendable {
     guard !libraryFilter.isEmpty else { return entries }
     // The whole library, when the index has answered for this very filter.
     if let found = searchResults, found.query == libraryFilter { return found.rows }
-    return entries.filter { $0.kind != .parent && matches($0.path, name: $0.name, libraryFilter) }
+    return libraryFilterRows.rows(entries, matching: libraryFilter, tagsVersion: tagsVersion) {
+      entry, text in
+      guard entry.kind != .parent else { return }
+      addFields(path: entry.path, name: entry.name, to: &text)
+    }
   }
 
   /// The index's search results are the library's rows (for the filter typed).
@@ -190,19 +201,25 @@ public struct InterfaceState: Sendable {
   /// The queue entries the filter lets through.
   public var queueRows: [QueuedTrack] {
     guard !queueFilter.isEmpty else { return snapshot.queue }
-    return snapshot.queue.filter {
-      matches($0.path, name: Folder.title(fromName: $0.path), queueFilter)
+    return queueFilterRows.rows(snapshot.queue, matching: queueFilter, tagsVersion: tagsVersion) {
+      track, text in
+      addFields(path: track.path, name: Folder.title(fromName: track.path), to: &text)
     }
   }
 
-  /// By name, title, artist or album, without case or accents ("zoe" finds "Zoë").
-  private func matches(_ path: String, name: String, _ query: String) -> Bool {
-    let q = SearchText.folded(query)
-    let info = tags[path]
-    return SearchText.contains(name, foldedQuery: q)
-      || SearchText.contains(info?.title, foldedQuery: q)
-      || SearchText.contains(info?.artist, foldedQuery: q)
-      || SearchText.contains(info?.album, foldedQuery: q)
+  /// The queue's length in all, of the entries whose length is known; nil when none is.
+  public var queueSeconds: Double? {
+    queueLength.seconds(of: snapshot.queue, tags: tags, tagsVersion: tagsVersion)
+  }
+
+  /// What a filter finds a row by: its name, title, artist or album, folded ("zoe" finds
+  /// "Zoë").
+  private func addFields(path: String, name: String, to text: inout FoldedRows) {
+    text.append(folding: name)
+    guard let info = tags[path] else { return }
+    if let title = info.title { text.append(folding: title) }
+    if let artist = info.artist { text.append(folding: artist) }
+    if let album = info.album { text.append(folding: album) }
   }
 
   /// The filter of the view shown.

@@ -80,8 +80,7 @@ public enum Screen {
         s.searchFound.map { "Search: " + $0 }
         ?? IndexView(path: s.folder)?.title ?? tilde(s.folder, home: s.homeFolder)
     case .queue:
-      let known = s.snapshot.queue.compactMap { s.tags[$0.path]?.duration }
-      right = known.isEmpty ? "" : "\(Format.time(known.reduce(0, +))) in all"
+      right = s.queueSeconds.map { "\(Format.time($0)) in all" } ?? ""
     }
     let room = c.columns - x - 2
     if room > 4 {
