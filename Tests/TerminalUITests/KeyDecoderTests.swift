@@ -202,6 +202,28 @@ import Testing
     #expect(!d.isPending)
   }
 
+  /// An Esc is taken once 50 ms passed since it came, however often the owner looked before
+  /// (an interface woken every few milliseconds by its player's news once never took it), and
+  /// the wait counts from the last byte of a sequence still coming.
+  @Test func aLoneEscIsTakenWhenItsWaitIsOverHoweverOftenTheOwnerLooks() {
+    let ms: UInt64 = 1_000_000
+    var d = KeyDecoder()
+    #expect(d.untilExpiry(now: 0) == nil)
+    #expect(d.feed([0x1B], at: 1000 * ms).isEmpty)
+    for t in stride(from: 1000 * ms, to: 1050 * ms, by: Int(3 * ms)) {
+      #expect(d.expire(now: t).isEmpty, "at \(t / ms) ms")
+      #expect(d.untilExpiry(now: t) == 1050 * ms - t)
+    }
+    #expect(d.expire(now: 1050 * ms) == [.key(Key(.escape))])
+    #expect(!d.isPending)
+    #expect(d.untilExpiry(now: 1050 * ms) == nil)
+    // Esc then "[" a little later: the wait starts again from the "[".
+    #expect(d.feed([0x1B], at: 2000 * ms).isEmpty)
+    #expect(d.feed(Array("[".utf8), at: 2040 * ms).isEmpty)
+    #expect(d.expire(now: 2060 * ms).isEmpty)
+    #expect(d.expire(now: 2090 * ms) == [.key(Key.char("[", .alt))])
+  }
+
   @Test func anEscThatStartsASequenceIsNotEsc() {
     var d = KeyDecoder()
     #expect(d.feed([0x1B]).isEmpty)

@@ -327,13 +327,15 @@ private final class InterfaceLoop {
       if fds[0].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
         let got = buffer.withUnsafeMutableBytes { read(0, $0.baseAddress, $0.count) }
         if got > 0 {
-          events += decoder.feed(buffer[0..<got])
+          events += decoder.feed(buffer[0..<got], at: now)
         } else if got == 0 || (errno != EINTR && errno != EAGAIN) {
           // The terminal is gone (its window closed): as SIGHUP.
           exitStatus = 128 + SIGHUP
         }
       }
-      if n == 0 && decoder.isPending { events += decoder.timeout() }
+      // A lone Esc is Esc once no byte followed it for the delay, however often the loop woke
+      // meanwhile (the player's news, the worker's tags).
+      events += decoder.expire(now: now)
       for event in events { handle(event, terminal, now: now) }
       _ = state.expire(now: now)
       if exitStatus == nil { draw(terminal) }
@@ -344,10 +346,7 @@ private final class InterfaceLoop {
   private func nextTimeout(now: UInt64) -> Int32 {
     var wait: UInt64?
     func consider(_ ns: UInt64) { wait = min(wait ?? ns, ns) }
-    if decoder.isPending {
-      let delay = KeyDecoder.escapeDelay.components
-      consider(UInt64(delay.seconds) * 1_000_000_000 + UInt64(delay.attoseconds / 1_000_000_000))
-    }
+    if let left = decoder.untilExpiry(now: now) { consider(left) }
     let snap = state.snapshot
     if snap.state == .playing {
       // Wake when the next second of the track has been heard, so the clock ticks on time.

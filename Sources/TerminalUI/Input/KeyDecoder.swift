@@ -22,9 +22,9 @@ public enum InputEvent: Hashable, Sendable {
 ///
 /// Pure: no terminal, no clock. Bytes may arrive split anywhere; what is left of an unfinished
 /// sequence waits for the next `feed`. A lone Esc cannot be told from the start of a sequence
-/// until some time passes: the owner calls `timeout()` when no byte came for `escapeDelay`,
-/// and what was pending is then taken as typed (Esc, or Alt+`[`), or dropped when it is a
-/// sequence cut short.
+/// until some time passes: once no byte came for `escapeDelay` (`expire(now:)`, times passed
+/// in), what was pending is taken as typed (Esc, or Alt+`[`), or dropped when it is a sequence
+/// cut short.
 public struct KeyDecoder: Sendable {
   /// How long to wait after an Esc for the rest of a sequence: long enough for a terminal over
   /// ssh, short enough that Esc feels immediate. The kitty protocol sends Esc as `CSI 27 u`,
@@ -57,6 +57,34 @@ public struct KeyDecoder: Sendable {
     pending.removeAll(keepingCapacity: true)
     return events
   }
+
+  /// `feed`, with the time the bytes came (monotonic nanoseconds), for `expire`.
+  public mutating func feed(_ bytes: some Sequence<UInt8>, at now: UInt64) -> [InputEvent] {
+    lastFed = now
+    return feed(bytes)
+  }
+
+  /// What is pending, taken as typed (`timeout`) once no byte came for `escapeDelay` before
+  /// `now`; nothing before that. The owner calls it at every wake of its loop, whatever woke
+  /// it: an owner that took the Esc only when its wait for input timed out never took it while
+  /// other news woke it more often than that.
+  public mutating func expire(now: UInt64) -> [InputEvent] {
+    guard isPending, now - min(now, lastFed) >= Self.escapeDelayNanoseconds else { return [] }
+    return timeout()
+  }
+
+  /// Nanoseconds from `now` until `expire` takes what is pending; nil when nothing is.
+  public func untilExpiry(now: UInt64) -> UInt64? {
+    guard isPending else { return nil }
+    let since = now - min(now, lastFed)
+    return Self.escapeDelayNanoseconds - min(since, Self.escapeDelayNanoseconds)
+  }
+
+  private var lastFed: UInt64 = 0
+  private static let escapeDelayNanoseconds: UInt64 = {
+    let delay = escapeDelay.components
+    return UInt64(delay.seconds) * 1_000_000_000 + UInt64(delay.attoseconds / 1_000_000_000)
+  }()
 
   /// No more bytes came: takes what is pending as typed (a lone Esc is Esc; Esc then `[` or
   /// `O` is Alt with that key) or drops it (a sequence or character cut short).
