@@ -91,11 +91,36 @@ import Testing
     for text in [
       "Zoë", "Sigur Rós", "Straße, Æther", "Zoe\u{0308}", "Björk 東京 坂本", "Nguyễn Văn Tý",
       "Μίκης Θεοδωράκης", "Ἀθῆναι", "Ёлка", "ﬁnal ﬂow", "ＡＢＣ１２３", "ǅoković", "שָׁלוֹם",
-      "مُوسِيقَى", "İSTANBUL", "",
+      "مُوسِيقَى", "İSTANBUL", "", "Sigur Rós – Hoppípolla 🎵", "ABCxyz@[`{",
     ] {
       var bytes: [UInt8] = []
       SearchText.fold(text, into: &bytes)
       #expect(bytes == Array(SearchText.folded(text).utf8), "\(text)")
+    }
+  }
+
+  /// Any text, folded into bytes as into a string: random scalars from ASCII, Latin, Greek,
+  /// Cyrillic, combining marks, CJK and beyond the Basic Multilingual Plane.
+  @Test func anyTextIsFoldedAsTextIs() {
+    var rng = SystemRandomNumberGenerator()
+    let ranges: [ClosedRange<UInt32>] = [
+      0x20...0x7E, 0xC0...0x24F, 0x300...0x36F, 0x370...0x3FF, 0x400...0x4FF, 0x1E00...0x1FFF,
+      0x3040...0x30FF, 0x4E00...0x4FFF, 0xFB00...0xFB06, 0xFF01...0xFF5E, 0x1F300...0x1F5FF,
+    ]
+    for _ in 0..<500 {
+      var text = ""
+      for _ in 0..<Int.random(in: 0...24, using: &rng) {
+        let range = ranges.randomElement(using: &rng)!
+        if let s = Unicode.Scalar(UInt32.random(in: range, using: &rng)) {
+          text.unicodeScalars.append(s)
+        }
+      }
+      var bytes: [UInt8] = [1, 2]
+      SearchText.fold(text, into: &bytes)
+      #expect(bytes == [1, 2] + Array(SearchText.folded(text).utf8), "\(text.debugDescription)")
+      var fromSlice: [UInt8] = []
+      SearchText.fold(text.dropFirst(0), into: &fromSlice)
+      #expect(fromSlice == Array(SearchText.folded(text).utf8))
     }
   }
 

@@ -24,34 +24,62 @@ public enum SearchText {
     return out
   }
 
-  /// `text` folded, in UTF-8, appended to `bytes` (`FoldedRows` searches bytes).
+  /// `text` folded, in UTF-8, appended to `bytes` (`FoldedRows` searches bytes). Its ASCII,
+  /// most of most tags, byte by byte; a longer character through its scalar.
   public static func fold(_ text: some StringProtocol, into bytes: inout [UInt8]) {
-    fold(text) { scalar in
+    func emit(_ scalar: Unicode.Scalar) {
       if scalar.value < 0x80 {
         bytes.append(UInt8(truncatingIfNeeded: scalar.value))
       } else {
         UTF8.encode(scalar) { bytes.append($0) }
       }
     }
+    let start = bytes.count
+    let done: Bool? = text.utf8.withContiguousStorageIfAvailable { utf8 in
+      var i = 0
+      while i < utf8.count {
+        let lead = utf8[i]
+        if lead < 0x80 {
+          bytes.append(lead &- 65 < 26 ? lead | 0x20 : lead)
+          i += 1
+          continue
+        }
+        // A string's UTF-8 is valid: the lead byte says how long the character is.
+        let length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2
+        guard i + length <= utf8.count else { return false }
+        var value = UInt32(lead) & (length == 2 ? 0x1F : length == 3 ? 0x0F : 0x07)
+        for k in 1..<length { value = value << 6 | UInt32(utf8[i + k] & 0x3F) }
+        guard let scalar = Unicode.Scalar(value) else { return false }
+        foldScalar(scalar, emit)
+        i += length
+      }
+      return true
+    }
+    if done == true { return }
+    if done == false { bytes.removeSubrange(start...) }  // (never: a string's UTF-8 is valid)
+    fold(text, emit)
   }
 
   /// Scalar by scalar, as `lowercased()` maps them, without its string for ASCII: a scan folds
   /// every track's tags, a rescan every folder's names (for their order).
   @inline(__always)
   private static func fold(_ text: some StringProtocol, _ emit: (Unicode.Scalar) -> Void) {
-    for scalar in text.unicodeScalars {
-      let value = scalar.value
-      if value < 0x80 {
-        emit(value >= 65 && value <= 90 ? Unicode.Scalar(UInt8(value) | 0x20) : scalar)
-        continue
-      }
-      for lower in scalar.properties.lowercaseMapping.unicodeScalars {
-        if isMark(lower.value) { continue }
-        if let plain = table[lower] {
-          for p in plain.unicodeScalars { emit(p) }
-        } else {
-          emit(lower)
-        }
+    for scalar in text.unicodeScalars { foldScalar(scalar, emit) }
+  }
+
+  @inline(__always)
+  private static func foldScalar(_ scalar: Unicode.Scalar, _ emit: (Unicode.Scalar) -> Void) {
+    let value = scalar.value
+    if value < 0x80 {
+      emit(value >= 65 && value <= 90 ? Unicode.Scalar(UInt8(value) | 0x20) : scalar)
+      return
+    }
+    for lower in scalar.properties.lowercaseMapping.unicodeScalars {
+      if isMark(lower.value) { continue }
+      if let plain = table[lower] {
+        for p in plain.unicodeScalars { emit(p) }
+      } else {
+        emit(lower)
       }
     }
   }
