@@ -499,11 +499,13 @@ import Testing
     snap.queue.append(QueuedTrack(id: 10, path: "/x/Zoe Live.flac"))
     s.update(snap)
     #expect(s.queueRows.map(\.id) == [10], "found by its file name")
+    #expect(s.queueRowPlaces == [3], "the fourth in the queue")
     // A name is a field of its own: the filter finds a phrase within one field, not across.
     _ = try press(&s, "backspace", "backspace", "backspace", "l", "i", "v", "e", " ", "s")
     #expect(s.queueRows.isEmpty)
     _ = try press(&s, "esc")
     #expect(s.queueRows.count == 4)
+    #expect(s.queueRowPlaces == nil)
   }
 
   /// A file's title when it has no tags: the last part of its path without its extension.

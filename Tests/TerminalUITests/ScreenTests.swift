@@ -109,6 +109,23 @@ import Testing
         == queued.distance(from: queued.startIndex, to: paperAt), "'\(wide[0])' / '\(queued)'")
   }
 
+  /// A filtered queue numbers each entry by its place in the whole queue, and its tab says how
+  /// long the queue is in all.
+  @Test func aFilteredQueueKeepsEachEntrysPlace() {
+    var s = state(rows: 24, columns: 100)
+    var snap = s.snapshot
+    snap.queue = (0..<5).map { QueuedTrack(id: $0, path: "/music/Album/0\($0 % 2 + 1).flac") }
+    s.update(snap)
+    s.view = .queue
+    s.queueFilter = "paper"
+    let lines = draw(s, rows: 24, columns: 100).lines
+    let listed = lines.filter { $0.contains("Paper Boats") }
+    #expect(listed.count == 2)
+    #expect(listed.first?.contains(" 2.") == true, "\(listed)")
+    #expect(listed.last?.contains(" 4.") == true, "\(listed)")
+    #expect(lines[0].contains("11:49 in all"), "\(lines[0])")
+  }
+
   @Test func aLongCJKTitleIsCutInItsColumn() {
     let s = state(rows: 24, columns: 80)
     let c = draw(s, rows: 24, columns: 80)

@@ -171,7 +171,7 @@ public struct InterfaceState: Sendable {
       entry, text in
       guard entry.kind != .parent else { return }
       addFields(path: entry.path, name: entry.name, to: &text)
-    }
+    }.found
   }
 
   /// The index's search results are the library's rows (for the filter typed).
@@ -199,8 +199,16 @@ public struct InterfaceState: Sendable {
   }
 
   /// The queue entries the filter lets through.
-  public var queueRows: [QueuedTrack] {
-    guard !queueFilter.isEmpty else { return snapshot.queue }
+  public var queueRows: [QueuedTrack] { filteredQueue.found }
+
+  /// Where each of `queueRows` is in the queue (from 0); nil when no filter is typed, and
+  /// each row is where it is.
+  public var queueRowPlaces: [Int32]? {
+    queueFilter.isEmpty ? nil : filteredQueue.places
+  }
+
+  private var filteredQueue: (found: [QueuedTrack], places: [Int32]) {
+    guard !queueFilter.isEmpty else { return (snapshot.queue, []) }
     return queueFilterRows.rows(snapshot.queue, matching: queueFilter, tagsVersion: tagsVersion) {
       track, text in
       addFields(path: track.path, name: Folder.title(fromName: track.path), to: &text)
@@ -250,7 +258,8 @@ public struct InterfaceState: Sendable {
   /// The index answered a search: its tracks are the library's rows while that filter stands.
   public mutating func showSearch(_ query: String, _ listing: IndexListing) {
     searchResults = (query, listing.rows, listing.cut)
-    tags.merge(listing.tags) { _, new in new }
+    // (Only when there are some: a change of the tags makes the filters fold their rows again.)
+    if !listing.tags.isEmpty { tags.merge(listing.tags) { _, new in new } }
     clampPositions()
   }
 

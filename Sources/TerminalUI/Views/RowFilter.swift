@@ -17,6 +17,8 @@ final class RowFilter<Row: Equatable & Sendable>: Sendable {
     var text: FoldedRows
     var query: String
     var found: [Row]
+    /// Where each of `found` is in `rows`.
+    var places: [Int32]
   }
   private let kept = Mutex<Kept?>(nil)
 
@@ -26,10 +28,10 @@ final class RowFilter<Row: Equatable & Sendable>: Sendable {
   func rows(
     _ rows: [Row], matching query: String, tagsVersion: Int,
     fields: (Row, inout FoldedRows) -> Void
-  ) -> [Row] {
+  ) -> (found: [Row], places: [Int32]) {
     kept.withLock { kept in
       if let k = kept, k.query == query, k.tagsVersion == tagsVersion, k.rows == rows {
-        return k.found
+        return (k.found, k.places)
       }
       var text: FoldedRows
       if let k = kept, k.tagsVersion == tagsVersion, k.rows == rows {
@@ -41,9 +43,12 @@ final class RowFilter<Row: Equatable & Sendable>: Sendable {
           text.endRow()
         }
       }
-      let found = text.rows(containing: FoldedRows.phrase(query)).map { rows[Int($0)] }
-      kept = Kept(rows: rows, tagsVersion: tagsVersion, text: text, query: query, found: found)
-      return found
+      let places = text.rows(containing: FoldedRows.phrase(query))
+      let found = places.map { rows[Int($0)] }
+      kept = Kept(
+        rows: rows, tagsVersion: tagsVersion, text: text, query: query, found: found,
+        places: places)
+      return (found, places)
     }
   }
 }

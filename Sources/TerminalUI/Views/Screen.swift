@@ -204,6 +204,7 @@ public enum Screen {
 
   private static func drawQueue(_ s: InterfaceState, on c: some Canvas, _ layout: Layout) {
     let rows = s.queueRows
+    let places = s.queueRowPlaces
     let cols = columns(s, layout)
     let digits = String(s.snapshot.queue.count).count
     for i in 0..<layout.listHeight {
@@ -223,7 +224,7 @@ public enum Screen {
         continue
       }
       let t = rows[index]
-      let number = (s.snapshot.queue.firstIndex { $0.id == t.id } ?? index) + 1
+      let number = (places.map { Int($0[index]) } ?? index) + 1
       let isCurrent = t.id == s.snapshot.current?.id
       let failed = s.snapshot.failed[t.id] != nil
       let info = s.tags[t.path]
