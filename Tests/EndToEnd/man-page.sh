@@ -69,6 +69,17 @@ PY
 count=$(grep -c $'\t--' <<<"$tree")
 pass "all $count options are in their subcommand's section of man/hark.1, every subcommand there and in README.md"
 
+# Every command's --help and -h show its usage and exit 0: ctl, which takes its words as they
+# come (a seek of -15), once answered its own --help with "unknown command '--help'".
+while IFS= read -r path; do
+  for flag in --help -h; do
+    # shellcheck disable=SC2086  # the path is words: "hark simulate alarm"
+    out=$("$HARK_BIN" ${path#hark} $flag 2>&1) || fail "'$path $flag' exited $?: ${out:0:200}"
+    grep -qF "USAGE: $path" <<<"$out" || fail "'$path $flag' showed no usage: ${out:0:200}"
+  done
+done < <(cut -f1 <<<"$tree" | sort -u)
+pass "every command's --help and -h show its usage"
+
 # Issue 15: nothing cites a file outside the repository (the rules are docs/MANNERS.md).
 root="$(dirname "$0")/../.."
 outside=$(cd "$root" && git grep -nE 'SPEC\.md|STYLE\.md|\.\./shared|/work/' -- . ':!Tests/EndToEnd/man-page.sh' || true)

@@ -108,6 +108,13 @@ struct Ctl: AsyncParsableCommand {
   @Argument(parsing: .captureForPassthrough, help: "The command and its argument.")
   var words: [String] = []
 
+  func validate() throws {
+    // The words are taken as they come (a seek of -15 is no option), so help is asked here.
+    if let first = words.first, ["-h", "--help", "help"].contains(first) {
+      throw CleanExit.helpRequest(Self.self)
+    }
+  }
+
   func run() async throws {
     let remote = try Self.parse(words)
     let session: AudioSession
