@@ -126,6 +126,32 @@ import Testing
     #expect(lines[0].contains("11:49 in all"), "\(lines[0])")
   }
 
+  /// Control characters in tags and names are drawn as their escapes and measured as such:
+  /// every column of the row stays where it is in the rows around it (a user's report: rows
+  /// with a tab or an escape in a tag came out up to 6 cells short, their artists out of line).
+  @Test func controlCharactersInTagsKeepTheColumnsInLine() {
+    var s = state(rows: 24, columns: 100)
+    s.tags["/music/Album/01.flac"] = TrackInfo(
+      title: "Tab\there\u{1}ctl\u{1B}[2J", artist: "Esc\u{1B}[31mRED", duration: 215)
+    let lines = draw(s, rows: 24, columns: 100).lines
+    guard let hostile = lines.first(where: { $0.contains("Tab") }),
+      let plain = lines.first(where: { $0.contains("Paper Boats") })
+    else {
+      Issue.record("rows missing: \(lines)")
+      return
+    }
+    #expect(hostile.contains("Tab\\there\\x01ctl\\x1b[2J"), "\(hostile)")
+    #expect(TextWidth.of(hostile) == 100 && TextWidth.of(plain) == 100)
+    // The cell each row's artist starts at.
+    func artistCell(_ line: String) -> Int? {
+      (line.firstRange(of: "Esc") ?? line.firstRange(of: "hark demo")).map {
+        TextWidth.of(String(line[..<$0.lowerBound]))
+      }
+    }
+    #expect(artistCell(hostile) != nil && artistCell(hostile) == artistCell(plain))
+    #expect(hostile.hasSuffix("3:35 ") && plain.hasSuffix("0:32 "), "\(hostile)\n\(plain)")
+  }
+
   @Test func aLongCJKTitleIsCutInItsColumn() {
     let s = state(rows: 24, columns: 80)
     let c = draw(s, rows: 24, columns: 80)

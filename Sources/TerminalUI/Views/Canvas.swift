@@ -53,7 +53,8 @@ public final class TextCanvas: Canvas {
   public func put(_ text: String, row: Int, column: Int, style: Style) {
     guard row >= 0, row < rows, column >= 0, column < columns else { return }
     var at = column
-    for character in text {
+    // As the terminal's canvas draws it: control characters as their escapes.
+    for character in text.escapingControlCharacters {
       let w = TextWidth.of(character.unicodeScalars)
       if w == 0 {
         // A combining mark joins the character before it.

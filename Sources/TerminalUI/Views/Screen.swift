@@ -33,7 +33,9 @@ public enum Screen {
     _ c: some Canvas, _ row: Int, _ text: String, _ style: Style, column: Int = 0, width: Int? = nil
   ) {
     let w = width ?? (c.columns - column)
-    c.put(TextWidth.fit(TextWidth.sanitized(text), to: w), row: row, column: column, style: style)
+    // A control character in a name or tag is drawn as its escape ("\t", "\x1b"), which is
+    // what TextWidth measured it as when the row's columns were laid out.
+    c.put(TextWidth.fit(text, to: w), row: row, column: column, style: style)
   }
 
   /// `text` cut from the left ("…/Music/Album") to `width` cells.
