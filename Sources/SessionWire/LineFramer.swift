@@ -44,10 +44,24 @@ public struct LineFramer: Sendable {
   public var pendingByteCount: Int { buffer.count - start }
 
   private mutating func compact() {
-    if start > 0 {
+    guard start > 0 else { return }
+    scanned = max(0, scanned - start)
+    if buffer.capacity > Self.keptCapacity, buffer.count - start < Self.keptCapacity / 4 {
+      // A line of megabytes (a whole library queued) is done with: its room goes back, not
+      // kept for the life of the connection.
+      var rest: [UInt8] = []
+      rest.reserveCapacity(Swift.max(4096, 2 * (buffer.count - start)))
+      rest.append(contentsOf: buffer[start...])
+      buffer = rest
+    } else {
       buffer.removeFirst(start)
-      scanned = max(0, scanned - start)
-      start = 0
     }
+    start = 0
   }
+
+  /// Room kept once the lines that needed more are read.
+  static let keptCapacity = 1 << 20
+
+  /// The room the buffer holds now (for tests).
+  var capacity: Int { buffer.capacity }
 }

@@ -16,6 +16,24 @@ import Testing
     #expect(try f.nextLine().map { Array($0) } == Array("f".utf8))
   }
 
+  /// A line of megabytes (the whole library queued, sent to the interface) does not keep its
+  /// room for the life of the connection once it is read; what follows it is kept whole.
+  @Test func aHugeLinesRoomGoesOnceItIsRead() throws {
+    var f = LineFramer(limit: 1 << 24)
+    let huge = [UInt8](repeating: UInt8(ascii: "x"), count: 6 << 20)
+    for at in stride(from: 0, to: huge.count, by: 65536) {
+      f.append(huge[at..<min(huge.count, at + 65536)])
+      #expect(try f.nextLine() == nil)
+    }
+    f.append(Array("\nnext li".utf8))
+    #expect(try f.nextLine()?.count == huge.count)
+    #expect(f.capacity > LineFramer.keptCapacity)
+    #expect(try f.nextLine() == nil)
+    #expect(f.capacity <= LineFramer.keptCapacity, "\(f.capacity) bytes kept")
+    f.append(Array("ne\n".utf8))
+    #expect(try f.nextLine().map { Array($0) } == Array("next line".utf8))
+  }
+
   /// However the bytes are split into reads (and lines are taken between them or not), the
   /// same lines come out: the framer's memory of where it stopped looking never skips a newline.
   @Test func anySplitGivesTheSameLines() throws {
