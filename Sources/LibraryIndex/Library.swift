@@ -251,8 +251,10 @@ public final class Library {
     var report = ScanReport()
     let files = QueueLoader.walk(root)
     report.found = files.count
-    // What the index holds under the folder: path → (size, mtime).
+    // What the index holds under the folder: path → (size, mtime). (As many as were found,
+    // as a rule: room for them at once, not a table grown and copied twice over.)
     var known: [String: (Int, Int)] = [:]
+    known.reserveCapacity(files.count)
     let existing = try database.prepare(
       "SELECT path, size, mtime FROM tracks WHERE path = ?1 OR substr(path, 1, ?2) = ?3")
     try existing.bind([.text(root), .integer((root + "/").unicodeScalars.count), .text(root + "/")])
@@ -265,11 +267,14 @@ public final class Library {
     var toRead: [(String, Int, Int)] = []
     var sheets: [String: CueSheet] = [:]
     for file in files {
+      // Taken out as it is found: what is left is gone.
+      let k = known.removeValue(forKey: file)
       let stamp = Self.stamp(of: CueSheet.Reference(file)?.sheet ?? file)
-      if let k = known[file], k == stamp { continue }
+      if let k, k == stamp { continue }
       toRead.append((file, stamp.0, stamp.1))
     }
-    let gone = Set(known.keys).subtracting(files)
+    let gone = Array(known.keys)
+    known = [:]
     let helper = TagHelper(executable: tagHelper ?? TagHelper.installed() ?? "hark-tags")
     let upsert = try database.prepare(
       """

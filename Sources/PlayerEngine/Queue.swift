@@ -172,7 +172,7 @@ public enum QueueLoader {
       let cut = Set(sheets.values.flatMap(\.files))
       var out: [String] = []
       for name in names.sorted(byName: { $0 }) {
-        let path = directory.hasSuffix("/") ? directory + name : directory + "/" + name
+        let path = FileName.join(directory, name)
         if let sheet = sheets[path] {
           out += sheet.references(path)
           continue

@@ -175,6 +175,18 @@ import Testing
     #expect(name.hasSuffix(".flac"), "the valid part reads as text")
   }
 
+  @Test func aPathIsJoinedWithOneSlash() {
+    let latin1 = FileName.string(Array("caf".utf8) + [0xE9])
+    let table: [(String, String, String)] = [
+      ("/music", "a.flac", "/music/a.flac"), ("/music/", "a.flac", "/music/a.flac"),
+      ("/", "x", "/x"), ("/Zoë", latin1, "/Zoë/" + latin1), ("a", "", "a/"),
+    ]
+    for (folder, name, path) in table {
+      #expect(FileName.join(folder, name) == path)
+      #expect(FileName.bytes(FileName.join(folder, name)) == FileName.bytes(path))
+    }
+  }
+
   @Test func validUTF8IsPlainText() {
     let name = "Sigur Rós – Hoppípolla 🎵.flac"
     #expect(FileName.string(Array(name.utf8)) == name)

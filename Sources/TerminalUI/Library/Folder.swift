@@ -35,10 +35,30 @@ public struct TrackInfo: Hashable, Sendable {
   public var artist: String?
   public var album: String?
   /// Seconds, when the file says.
-  public var duration: Double?
+  public var duration: Double? {
+    get { seconds < 0 ? nil : Double(seconds) }
+    set { seconds = newValue.map { $0 >= 0 && $0.isFinite ? Float($0) : -1 } ?? -1 }
+  }
   /// The track's number on its album, and the album's year, when the tags say.
-  public var track: Int?
-  public var year: Int?
+  public var track: Int? {
+    get { trackNumber == Int32.min ? nil : Int(trackNumber) }
+    set { trackNumber = Self.stored(newValue) }
+  }
+  public var year: Int? {
+    get { yearNumber == Int32.min ? nil : Int(yearNumber) }
+    set { yearNumber = Self.stored(newValue) }
+  }
+
+  // Stored small: the interface holds one for each track of a queue or a list (50,000 for a
+  // whole library queued), in a table twice that size. -1 and Int32.min: not known.
+  private var seconds: Float = -1
+  private var trackNumber = Int32.min
+  private var yearNumber = Int32.min
+
+  private static func stored(_ value: Int?) -> Int32 {
+    guard let value, value > Int(Int32.min), value <= Int(Int32.max) else { return Int32.min }
+    return Int32(value)
+  }
 
   public init(
     title: String? = nil, artist: String? = nil, album: String? = nil, duration: Double? = nil,
@@ -128,7 +148,7 @@ public enum Folder {
 
   /// "a/b" from "a" and "b", without doubling a slash.
   public static func join(_ folder: String, _ name: String) -> String {
-    folder.hasSuffix("/") ? folder + name : folder + "/" + name
+    FileName.join(folder, name)
   }
 
   /// The folder above `path` ("/" above "/a").
