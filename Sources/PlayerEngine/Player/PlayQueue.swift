@@ -36,7 +36,7 @@ public struct PlayQueue: Sendable, Hashable {
   private var order: [Int] = []
   /// Lookups kept with every edit, so that asking what comes next (the decode thread does, for
   /// gapless playback) or taking a snapshot costs the same with 10 entries or 10,000.
-  private var byID: [Int: QueuedTrack] = [:]
+  /// Where each id is in `entries` (an entry by its id is looked up through it).
   private var userPosition: [Int: Int] = [:]
   private var playPosition: [Int: Int] = [:]
   /// The entries in the order they will play.
@@ -56,7 +56,7 @@ public struct PlayQueue: Sendable, Hashable {
   public var current: QueuedTrack? { currentID.flatMap(entry) }
 
   /// The entry with this id.
-  public func entry(_ id: Int) -> QueuedTrack? { byID[id] }
+  public func entry(_ id: Int) -> QueuedTrack? { userPosition[id].map { entries[$0] } }
 
   /// Where the entry is in the user's order.
   public func index(of id: Int) -> Int? { userPosition[id] }
@@ -65,12 +65,12 @@ public struct PlayQueue: Sendable, Hashable {
   /// order is the entries themselves: the same arrays, which a snapshot's reader compares at
   /// once, and half the work for a queue of 50,000.
   private mutating func reindex() {
-    var byID = [Int: QueuedTrack](minimumCapacity: entries.count)
+    // The old lookups go first: for 50,000 entries each is some megabytes.
+    userPosition = [:]
+    playPosition = [:]
+    playOrder = []
     var userPosition = [Int: Int](minimumCapacity: entries.count)
-    for (i, entry) in entries.enumerated() {
-      byID[entry.id] = entry
-      userPosition[entry.id] = i
-    }
+    for (i, entry) in entries.enumerated() { userPosition[entry.id] = i }
     if order.elementsEqual(entries.lazy.map(\.id)) {
       playPosition = userPosition
       playOrder = entries
@@ -78,9 +78,8 @@ public struct PlayQueue: Sendable, Hashable {
       var playPosition = [Int: Int](minimumCapacity: order.count)
       for (i, id) in order.enumerated() { playPosition[id] = i }
       self.playPosition = playPosition
-      playOrder = order.compactMap { byID[$0] }
+      playOrder = order.compactMap { id in userPosition[id].map { entries[$0] } }
     }
-    self.byID = byID
     self.userPosition = userPosition
   }
 
@@ -225,7 +224,7 @@ public struct PlayQueue: Sendable, Hashable {
       }
     }
     if let c = currentID { ids.insert(c, at: 0) }
-    entries = ids.compactMap { byID[$0] }
+    entries = ids.compactMap { entry($0) }
     upNext = []
     if !shuffle { order = entries.map(\.id) }
     reindex()
@@ -248,7 +247,6 @@ public struct PlayQueue: Sendable, Hashable {
   /// copy for a long queue (the entries' paths are shared with the queue, not copied).
   public var kept: PlayQueue {
     var q = self
-    q.byID = [:]
     q.userPosition = [:]
     q.playPosition = [:]
     q.playOrder = []
