@@ -151,9 +151,13 @@ import Testing
     #expect(try press(&s, "J").isEmpty, "moving is for the queue")
     // In the queue (one, two (playing), three): J, K move; e puts an entry after the current.
     #expect(try press(&s, "2", "J") == [.perform(.move(entry: 7, to: 1))])
+    // The queue is as the player will have it before its answer comes, and the selection
+    // follows the entry: a second key (K K in one read) moves it once more.
+    #expect(s.snapshot.queue.map(\.id) == [8, 7, 9])
+    #expect(try press(&s, "K") == [.perform(.move(entry: 7, to: 0))])
     #expect(try press(&s, "K").isEmpty, "the first cannot go up")
     #expect(try press(&s, "G", "K") == [.perform(.move(entry: 9, to: 1))])
-    #expect(try press(&s, "g", "e") == [.perform(.move(entry: 7, to: 1))])
+    #expect(try press(&s, "g", "e") == [.perform(.move(entry: 7, to: 2))])
     #expect(try press(&s, "X") == [.perform(.clear)])
     #expect(try press(&s, "S") == [.perform(.shuffleOnce)])
     #expect(s.message?.text == "Shuffled the queue (u brings its order back)")
@@ -167,6 +171,33 @@ import Testing
     s.say("Cannot play 'x.flac': damaged", style: .error, now: 0)
     _ = try press(&s, "K")
     #expect(s.message?.style == .error)
+  }
+
+  /// Keys that come before the player's answer each do what they say (a user's report: K K K
+  /// K in one read moved the entry once, d d d removed one entry): J and K move the entry one
+  /// place each, d removes the entry then selected each time.
+  @Test func queueEditsTypedFasterThanThePlayerAnswersEachCount() throws {
+    var s = makeState()
+    var snap = s.snapshot
+    snap.queue = (1...6).map { QueuedTrack(id: $0, path: "/x/\($0).flac") }
+    snap.current = snap.queue[0]
+    s.update(snap)
+    #expect(
+      try press(&s, "2", "G", "K", "K", "K") == [
+        .perform(.move(entry: 6, to: 4)), .perform(.move(entry: 6, to: 3)),
+        .perform(.move(entry: 6, to: 2)),
+      ])
+    #expect(s.queueRows[s.queuePosition.selected].id == 6)
+    #expect(
+      try press(&s, "g", "d", "d", "d") == [
+        .perform(.remove(entry: 1)), .perform(.remove(entry: 2)), .perform(.remove(entry: 6)),
+      ])
+    #expect(s.snapshot.queue.map(\.id) == [3, 4, 5])
+    // The player's answer, the same queue, changes nothing.
+    var answer = s.snapshot
+    answer.queue = [3, 4, 5].map { QueuedTrack(id: $0, path: "/x/\($0).flac") }
+    s.update(answer)
+    #expect(s.queuePosition.selected == 0)
   }
 
   /// Playlists in the library play, add and play next; the queue is saved under a name typed

@@ -506,6 +506,10 @@ public struct InterfaceState: Sendable {
       // The queue is not as the status line last told ("The queue is back as it was"): that
       // news goes; a problem stays until it has been read.
       if message?.style == .normal { message = nil }
+      // As the player will have it, until it says so: keys that come before its answer (K K K
+      // in one read) each move the entry one place more, not the same place again.
+      snapshot.queue.swapAt(at, to)
+      queuePosition.move(by: to - at, count: snapshot.queue.count, height: layout.listHeight)
       return [.perform(.move(entry: entry.id, to: to))]
     case .clearQueue:
       return snapshot.queue.isEmpty ? [] : [.perform(.clear)]
@@ -542,6 +546,10 @@ public struct InterfaceState: Sendable {
       let entry = rows[queuePosition.selected]
       let title = tags[entry.path]?.title ?? Folder.title(fromName: entry.path)
       say("Removed '\(title)' (\(firstKey(.undo)) brings it back)", now: now)
+      // Gone here at once, as it will be in the player's answer: a second d before that answer
+      // removes the next entry, not this one again.
+      snapshot.queue.removeAll { $0.id == entry.id }
+      clampPositions()
       return [.perform(.remove(entry: entry.id))]
     case .search:
       isTyping = true
