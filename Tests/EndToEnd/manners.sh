@@ -124,7 +124,11 @@ hark ctl pause
 (other call --ring 0.5 --talk 1.5 >"$E2E_DIR/call3.log") &
 E2E_PIDS+=($!)
 expect_log call3 "connected"
-hark ctl play || true
+if hark ctl play >"$E2E_DIR/ctl-call.out" 2>&1; then
+  fail "G10: 'hark ctl play' during a call exited 0, as if hark played"
+fi
+grep -q "'play' is disabled right now" "$E2E_DIR/ctl-call.out" \
+  || fail "G10: 'hark ctl play' during a call said: $(cat "$E2E_DIR/ctl-call.out")"
 expect_log player "cannot play now: a call is in progress"
 [ "$(state)" = paused ] || fail "G10: play during a call made hark $(state)"
-pass "G10: play during a call is refused and hark says why"
+pass "G10: play during a call is refused, 'hark ctl play' exits 1 and hark says why"

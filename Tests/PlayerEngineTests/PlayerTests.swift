@@ -97,7 +97,9 @@ import Testing
     let rig = PlayerRig()
     defer { rig.stop() }
     rig.session.refuse(.callInProgress)
-    #expect(await rig.player.send(.play) == .success)
+    // Not carried out, and its sender is told so (G19: hark ctl exits 1).
+    #expect(await rig.player.send(.play) == .commandDisabled)
+    #expect(await rig.player.send(.togglePlayPause) == .commandDisabled)
     let s = rig.player.snapshot
     // Where it was: stopped at the queue's first entry, not paused, not playing.
     #expect(s.state == .stopped)

@@ -331,6 +331,13 @@ public final class Player: @unchecked Sendable {
 
   // MARK: Remote commands
 
+  /// A play just asked for was refused by the session server (a call is in progress, G10):
+  /// the command was not carried out, and its sender is told so (`hark ctl` exits 1).
+  private var refusedToPlay: Bool {
+    guard case .activationRefused = problem else { return false }
+    return !policy.isPlaying
+  }
+
   private func handle(_ command: RemoteCommand) async -> CommandStatus {
     let snap = snapshot
     guard snap.enabledCommands.contains(command.kind) else {
@@ -340,10 +347,12 @@ public final class Player: @unchecked Sendable {
     switch command {
     case .play:
       await carryOut(policy.userPlay())
+      if refusedToPlay { return .commandDisabled }
     case .pause:
       await carryOut(policy.userPause())
     case .togglePlayPause:
       await carryOut(policy.isPlaying ? policy.userPause() : policy.userPlay())
+      if refusedToPlay { return .commandDisabled }
     case .stop:
       await stop()
     case .nextTrack:
