@@ -61,7 +61,9 @@ public final class MPRISBridge: Sendable {
   }
 
   /// A request in hark's vocabulary; nil for what does not apply (a stale track id).
-  public static func translate(_ request: MPRISRequest, current: PlayerSnapshot) -> Translation? {
+  public static func translate(
+    _ request: MPRISRequest, current: PlayerSnapshot, now: UInt64 = monotonicNanoseconds()
+  ) -> Translation? {
     switch request {
     case .play: return .command(.play)
     case .pause: return .command(.pause)
@@ -71,6 +73,11 @@ public final class MPRISBridge: Sendable {
     case .previous: return .command(.previousTrack)
     case .seek(let offset):
       let s = seconds(offset)
+      // MPRIS: a seek past the end of the track acts as Next (nothing at the last track, where
+      // Next is disabled). hark's own seek forward stops short of the end instead.
+      if s > 0, let length = current.duration, current.position(at: now) + s >= length {
+        return .command(.nextTrack)
+      }
       return .command(s >= 0 ? .skipForward(seconds: s) : .skipBackward(seconds: -s))
     case .setPosition(let trackID, let position):
       guard let current = current.current, trackID == "\(current.id)" else { return nil }

@@ -68,6 +68,20 @@ import Testing
     #expect(
       MPRISBridge.translate(.seek(by: .milliseconds(-2500)), current: s)
         == .command(.skipBackward(seconds: 2.5)))
+    // Past the end of the track (61.5 s, at 0 s): Next, as MPRIS says.
+    var at60 = s
+    at60.position = 60
+    at60.positionTime = 1_000
+    at60.isAdvancing = true
+    #expect(
+      MPRISBridge.translate(.seek(by: .seconds(100)), current: s, now: 1_000)
+        == .command(.nextTrack))
+    #expect(
+      MPRISBridge.translate(.seek(by: .seconds(1)), current: at60, now: 1_000)
+        == .command(.skipForward(seconds: 1)))
+    #expect(
+      MPRISBridge.translate(.seek(by: .seconds(1)), current: at60, now: 600_000_000)
+        == .command(.nextTrack), "half a second on, 60.6 + 1 is past 61.5")
     #expect(
       MPRISBridge.translate(.setPosition(trackID: "7", to: .seconds(12)), current: s)
         == .command(.changePlaybackPosition(seconds: 12)))
