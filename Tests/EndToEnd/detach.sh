@@ -227,3 +227,17 @@ alive "$(player_pid)" || fail "no player serves the second interface"
 keys q
 expect_screen "hark-exit=0"
 pass "hark while the player q ended is on its way out: the second interface got a player of its own, the queue restored"
+
+# --- A queue the user cleared comes back empty, with its shuffle and repeat: not replaced by
+# the music folder with the config's modes (a user's report: X, r, q, hark gave 36 tracks,
+# repeat off).
+window tenth
+printf '{"version": 1, "queue": [], "position": 0, "shuffle": false, "repeat": "all"}\n' \
+  >"$state_file"
+keys "clear; cd '$music'; '$HARK_BIN'; echo \"hark-exit=\$?\"" Enter
+expect_screen "Queue (0)" 10
+expect_screen "repeat all"
+screen_has "Queue (3)" && fail "the cleared queue was replaced: $(screen_text)"
+keys q
+expect_screen "hark-exit=0"
+pass "an empty saved queue comes back empty, with repeat all"

@@ -146,14 +146,16 @@ enum BackgroundPlayer {
     var stateDamaged = false
     if restore {
       switch stateFile?.load() ?? .missing {
-      case .restored(let s) where !s.queue.isEmpty: saved = s
+      // An empty queue is one too: the user cleared it, and it comes back empty, with its
+      // shuffle and repeat, not replaced by the music folder.
+      case .restored(let s): saved = s
       case .damaged(let why):
         stateDamaged = true
         let message = PlayerMessage.savedQueueDamaged(
           file: stateFile?.path ?? "state.json", reason: why)
         HarkLog.write(message.description)
         service.announce(message)
-      case .restored, .missing: break
+      case .missing: break
       }
     }
     if let s = saved {
