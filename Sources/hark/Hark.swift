@@ -70,6 +70,14 @@ func die(_ message: String, status: Int32 = 1) -> Never {
   exit(status)
 }
 
+/// "nothing to play in 'empty.m3u'": what was given, named, when none of it plays (one path,
+/// or how many).
+func nothingToPlay(in paths: [String]) -> String {
+  paths.count == 1
+    ? "nothing to play in '\(paths[0].escapingControlCharacters)'"
+    : "nothing to play in the \(paths.count) paths given"
+}
+
 enum FileHandleStderr {
   static func write(_ s: String) {
     var bytes = Array(s.utf8)

@@ -132,7 +132,7 @@ mkdir "$music"
 ffmpeg -nostdin -v error -f lavfi -i "sine=f=440:d=30" -ac 2 -c:a aac \
   -metadata title="Installed Tune" -metadata artist="Prefix Band" "$music/tune.m4a"
 installed library scan "$music" >"$E2E_DIR/scan.log" 2>&1 || fail "library scan failed"
-grep -q "1 tracks (1 read, 0 removed)$" "$E2E_DIR/scan.log" ||
+grep -q ": 1 track (1 read, 0 removed)$" "$E2E_DIR/scan.log" ||
   fail "library scan: $(cat "$E2E_DIR/scan.log")"
 found=$(installed library search installed)
 grep -q "^Prefix Band .* Installed Tune  *$music/tune.m4a$" <<<"$found" ||

@@ -72,7 +72,7 @@ status=0
 hark play "$E2E_DIR/missing.wav" </dev/null >"$E2E_DIR/play.out" 2>&1 || status=$?
 [ "$status" = 1 ] || fail "hark play of a missing file exited $status: $(cat "$E2E_DIR/play.out")"
 [ "$(cat "$E2E_DIR/play.out")" = "hark: cannot play '$E2E_DIR/missing.wav': no such file or directory
-hark: nothing to play" ] || fail "hark play of a missing file said: $(cat "$E2E_DIR/play.out")"
+hark: nothing to play in '$E2E_DIR/missing.wav'" ] || fail "hark play of a missing file said: $(cat "$E2E_DIR/play.out")"
 pass "hark play of a missing file, no terminal: the file and the reason, exit 1"
 
 # The interface with no PATH attaches to the running player (detach.sh shows it in a

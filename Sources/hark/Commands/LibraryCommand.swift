@@ -57,7 +57,7 @@ struct LibraryCommand: AsyncParsableCommand {
         die("cannot write the library index '\(library.path.shown)': \(error)")
       }
       if onTerminal { FileHandleStderr.write("\r\u{1B}[K") }
-      var line = "indexed '\(target.shown)': \(report.found) tracks"
+      var line = "indexed '\(target.shown)': \(report.found) track\(report.found == 1 ? "" : "s")"
       line += " (\(report.read) read, \(report.removed) removed"
       line += report.unreadable > 0 ? ", \(report.unreadable) without readable tags)" : ")"
       print(line)

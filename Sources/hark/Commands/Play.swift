@@ -56,7 +56,7 @@ struct Play: AsyncParsableCommand {
     // the interface's complaint about the terminal hid the reason).
     guard !loaded.files.isEmpty else {
       for p in loaded.problems { FileHandleStderr.write("hark: \(p.escapingControlCharacters)\n") }
-      die("nothing to play")
+      die(nothingToPlay(in: paths))
     }
     // One player per user: a running one plays them now, keeping its queue after them.
     if !new, await HandOver.loaded(loaded, at: .now) == .handed {
@@ -71,7 +71,7 @@ struct Play: AsyncParsableCommand {
     let settings = loadSettings()
     let (files, problems) = loaded
     for p in problems { FileHandleStderr.write("hark: \(p.escapingControlCharacters)\n") }
-    guard !files.isEmpty else { die("nothing to play") }
+    guard !files.isEmpty else { die(nothingToPlay(in: paths)) }
     // FFmpeg loads in its helper's server while this process connects and opens the output.
     if let first = files.first, QueueLoader.needsFFmpeg(first) { FFmpegFile.prepare() }
     // A player started with --new is one of its own: what others hand over goes to the first.

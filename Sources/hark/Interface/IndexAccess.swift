@@ -61,7 +61,8 @@ private func keepCurrent(
       // News only when the index changed: an unchanged library at start is not worth a line.
       if sayingDone, report.read > 0 || report.removed > 0 {
         progress(
-          "Library indexed: \(report.found) tracks (\(report.read) read, \(report.removed) gone)",
+          "Library indexed: \(report.found) track\(report.found == 1 ? "" : "s") "
+            + "(\(report.read) read, \(report.removed) gone)",
           false)
       }
       let changed = report.read > 0 || report.removed > 0

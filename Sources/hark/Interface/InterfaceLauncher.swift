@@ -47,7 +47,7 @@ enum InterfaceLauncher {
       let (found, problems) = loaded ?? QueueLoader.load(paths)
       guard !found.isEmpty else {
         for p in problems { FileHandleStderr.write("hark: \(p.escapingControlCharacters)\n") }
-        die("nothing to play")
+        die(nothingToPlay(in: paths))
       }
       startup += problems.map(\.capitalisedFirst)
       files = found.map(Folder.absolute)
