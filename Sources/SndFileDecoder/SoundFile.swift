@@ -35,8 +35,7 @@ public final class SoundFile: AudioDecoder {
     }
     var info = SF_INFO()
     guard let first = sf_open(FileName.c(path), Int32(SFM_READ), &info) else {
-      let detail = String(cString: sf_strerror(nil))
-      throw DecodeError(path: path, reason: Self.whyNotOpened(path, detail), detail: detail)
+      throw Self.refusal(path)
     }
     guard info.channels > 0, info.samplerate > 0 else {
       sf_close(first)
@@ -59,8 +58,7 @@ public final class SoundFile: AudioDecoder {
       }
       var again = SF_INFO()
       guard let reopened = sf_open(FileName.c(path), Int32(SFM_READ), &again) else {
-        let detail = String(cString: sf_strerror(nil))
-        throw DecodeError(path: path, reason: Self.whyNotOpened(path, detail), detail: detail)
+        throw Self.refusal(path)
       }
       h = reopened
     }
@@ -175,18 +173,25 @@ public final class SoundFile: AudioDecoder {
     return sf_count_t(at)
   }
 
-  /// The user's words for a file libsndfile refused.
-  private static func whyNotOpened(_ path: String, _ detail: String) -> String {
+  /// The user's words for a file libsndfile refused (just now: its error is read here). Its
+  /// own words follow only where they add something: not after "no such file", which they
+  /// only repeat ("System error : No such file or directory."), nor where they are wrong (for
+  /// a text file named .mp3 it says the file "does not exist or is not a regular file").
+  private static func refusal(_ path: String) -> DecodeError {
+    let detail = String(cString: sf_strerror(nil))
     var st = stat()
     if stat(FileName.c(path), &st) != 0 {
-      return errno == ENOENT ? "no such file" : String(cString: strerror(errno)).lowercased()
+      let reason = errno == ENOENT ? "no such file" : String(cString: strerror(errno)).lowercased()
+      return DecodeError(path: path, reason: reason)
     }
-    if (st.st_mode & S_IFMT) == S_IFDIR { return "it is a folder" }
-    if access(FileName.c(path), R_OK) != 0 { return "permission denied" }
-    if st.st_size == 0 { return "the file is empty" }
-    // A readable, non-empty file libsndfile refused: whatever its own words (for a garbage .mp3
-    // it says the file "does not exist"), to the user it is not audio it can read.
-    return unknownFormat
+    if (st.st_mode & S_IFMT) == S_IFDIR { return DecodeError(path: path, reason: "it is a folder") }
+    if access(FileName.c(path), R_OK) != 0 {
+      return DecodeError(path: path, reason: "permission denied")
+    }
+    if st.st_size == 0 { return DecodeError(path: path, reason: "the file is empty") }
+    // A readable, non-empty file libsndfile refused: to the user it is not audio it can read.
+    let misleading = detail.contains("does not exist") || detail.contains("System error")
+    return DecodeError(path: path, reason: unknownFormat, detail: misleading ? nil : detail)
   }
 
   /// The reason for a readable file libsndfile does not know: another decoder may.

@@ -135,6 +135,28 @@ import Testing
     }
   }
 
+  /// A file libsndfile refuses is named in plain words, and libsndfile's own follow only
+  /// where they add something: not "System error : No such file or directory." after "no such
+  /// file", nor "does not exist" for a text file named .mp3 (a user's report).
+  @Test func aRefusedFileGetsPlainWordsWithoutLibsndfilesWrongOnes() throws {
+    let missing = folder + "/gone.flac"
+    #expect(throws: DecodeError(path: missing, reason: "no such file")) {
+      _ = try SoundFile(path: missing)
+    }
+    let text = folder + "/fake.mp3"
+    let f = try #require(fopen(text, "w"))
+    fputs("hello, this is no MP3\n", f)
+    fclose(f)
+    #expect(throws: DecodeError(path: text, reason: SoundFile.unknownFormat)) {
+      _ = try SoundFile(path: text)
+    }
+    let empty = folder + "/empty.wav"
+    fclose(try #require(fopen(empty, "w")))
+    #expect(throws: DecodeError(path: empty, reason: "the file is empty")) {
+      _ = try SoundFile(path: empty)
+    }
+  }
+
   /// A seek lands on the frame asked for, and reading goes on from there; in Opus too, whose
   /// seeks decode forward from the start.
   @Test func aSeekLandsWhereItWasAsked() throws {
