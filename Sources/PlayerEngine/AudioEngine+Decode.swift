@@ -178,11 +178,20 @@ extension AudioEngine {
   /// that is not paced (ALSA's null) plays several between two looks. A segment with no frames
   /// (a file that decoded to nothing: reported as failed by the decode loop) is passed over,
   /// and one still waiting for its first frames is announced once they are there.
+  ///
+  /// Nothing is announced while a transport call is under way (`transport` wakes this thread
+  /// when it is over). Its park releases what the device says it has played, and a device deep
+  /// behind a sound server may say it has played all it was given (PulseAudio's does, before
+  /// its stream has really started): near the end of a track that reached into the next one,
+  /// which was announced, and then the seek that had parked went back into the track still
+  /// heard, which went on playing under the next one's name. The call's command decides what
+  /// is heard next; a pause keeps what the park released, and it is announced once it is over.
   func syncTracks(_ d: DecodeState) {
     let played = ring.releasedPosition
     let written = ring.writePosition
     let heard: [QueuedTrack] = shared.withLock { s in
       if s.decoding != d.track { s.decoding = d.track }
+      guard s.held == 0 else { return [] }
       var news: [QueuedTrack] = []
       for (i, seg) in s.segments.enumerated() where seg.id > s.announced {
         guard seg.ringStart <= played else { break }
@@ -194,8 +203,11 @@ extension AudioEngine {
           continue
         }
         s.announced = seg.id
-        // A track starting is news (repeat one plays one track again); a seek within it is not.
-        if !seg.isSeekWithin { news.append(seg.track) }
+        // A track starting is news (repeat one plays one track again); a seek within it is not,
+        // unless the track announced last is another (the next one was heard, and the seek was
+        // asked for in this one a moment before).
+        if !seg.isSeekWithin || seg.track != s.heardTrack { news.append(seg.track) }
+        s.heardTrack = seg.track
       }
       let next = s.segments.first { $0.id > s.announced }
       signals.announceAt.store(next?.ringStart ?? -1, ordering: .releasing)
@@ -216,6 +228,7 @@ extension AudioEngine {
       shared.withLock {
         $0.segments = []
         $0.decoding = nil
+        $0.heardTrack = nil
       }
       return .done
     case .reopenDevice:
@@ -258,7 +271,7 @@ extension AudioEngine {
       startOpening(
         track, for: .load(seconds: seconds, seeking: continuing, asked: track), loadID: id, &d)
       return .done
-    case .seek(let track, let seconds):
+    case .seek(let track, let seconds, let id):
       d.pending = nil
       resetRing()
       shared.withLock { $0.segments = [] }
@@ -268,20 +281,22 @@ extension AudioEngine {
         do throws(DecodeError) {
           try decoder.seek(toFrame: frame)
           begin(track, decoder, atFrame: frame, &d, seeking: true)
+          shared.withLock { $0.loadsFinished = max($0.loadsFinished, id) }
           return .done
         } catch {
           eventContinuation.yield(.trackFailed(track, error))
           d = DecodeState()
           startOpening(
-            track, for: .load(seconds: seconds, seeking: true, asked: track), loadID: nil, &d)
+            track, for: .load(seconds: seconds, seeking: true, asked: track), loadID: id, &d)
           return .done
         }
       }
       // The decoder has moved on (to the next track, or to the end of the queue): open the
-      // track being heard again.
+      // track being heard again. As a load: the seek waits for it a little, and `loaded` says
+      // when it is there.
       d = DecodeState()
       startOpening(
-        track, for: .load(seconds: seconds, seeking: true, asked: track), loadID: nil, &d)
+        track, for: .load(seconds: seconds, seeking: true, asked: track), loadID: id, &d)
       return .done
     }
   }

@@ -156,7 +156,9 @@ public final class AudioEngine: @unchecked Sendable {
     /// `id`: the load's number, which `Shared.loadsFinished` reaches once it is over.
     case load(QueuedTrack, seconds: Double, continuing: Bool, id: Int)
     /// Within `track`, the one being heard (the decoder may be ahead, in the next one).
-    case seek(QueuedTrack, seconds: Double)
+    /// `id`: a load's number, which `Shared.loadsFinished` reaches once the track is there
+    /// again (at once, unless the decoder had moved on and the track opens afresh).
+    case seek(QueuedTrack, seconds: Double, id: Int)
     case reopenDevice
     /// Closes the output and opens `name` at the same format (the user picked another output).
     case switchDevice(String)
@@ -176,6 +178,9 @@ public final class AudioEngine: @unchecked Sendable {
     var ducked = false
     var muted = false
     var announced = 0  // id of the last segment said to be heard (or passed over, empty)
+    /// The track of the last segment said to be heard: a seek that lands in another (the next
+    /// was announced, and the seek went back into the one before) is news.
+    var heardTrack: QueuedTrack?
     /// The position last shown, as (segment id, frame): it never moves back within a segment
     /// (a device whose delay reports come late would otherwise make it step back).
     var shown: (segment: Int, frame: Int) = (0, 0)
@@ -326,15 +331,32 @@ public final class AudioEngine: @unchecked Sendable {
   }
 
   /// Moves within the track being heard (clamped to it); keeps playing or paused.
+  ///
+  /// Near the end of a track the decoder may have moved on to the next one (or to the end of
+  /// the queue) while the device still plays this one: the track then opens afresh, and this
+  /// waits for it up to `reopenWait`, so that the snapshot after it shows the track at its new
+  /// position rather than nothing. A slower open (a network mount) is not waited for: the
+  /// snapshot says it is `loading` until `loaded` says it is there again.
   public func seek(to seconds: Double) {
     transport {
       let now = snapshot()
       guard let track = now.track, now.isSeekable else { return ((), start: false) }
       parkRender()
-      perform(.seek(track, seconds: max(0, seconds)))
+      let id = shared.withLock { s -> Int in
+        s.lastLoadID += 1
+        return s.lastLoadID
+      }
+      perform(.seek(track, seconds: max(0, seconds), id: id))
+      let deadline = monotonicNanoseconds() + Self.reopenWait
+      while shared.withLock({ $0.loadsFinished < id }) && monotonicNanoseconds() < deadline {
+        commandDone.wait(microseconds: 20_000)
+      }
       return ((), start: now.state == .playing)
     }
   }
+
+  /// How long a seek waits for a track it has to open afresh (nanoseconds).
+  static let reopenWait: UInt64 = 1_000_000_000
 
   /// Moves playback to another device without a pause to speak of (G6): what the old one held
   /// is dropped and the new one goes on from the last frame heard. On failure the old device
@@ -396,6 +418,9 @@ public final class AudioEngine: @unchecked Sendable {
       return true
     }
     if go { renderWake.signal() }
+    // The decode thread says nothing of what is heard while a call is under way
+    // (`syncTracks`): it looks again now.
+    decodeWake.signal()
     return result
   }
 

@@ -417,7 +417,15 @@ public final class Player: @unchecked Sendable {
     let target = now.duration.map { min(seconds, max(0, $0 - 0.05)) } ?? seconds
     engine.seek(to: target)
     positionJumped = true
-    notices.append(.seeked(engine.snapshot().position))
+    let after = engine.snapshot()
+    if after.track == nil, let track = now.track, after.loading == track {
+      // Opening afresh (the decoder had moved on to the next track) and slow to: where it
+      // will be, as for a load.
+      requestedStart = (track.id, target)
+      notices.append(.seeked(target))
+    } else {
+      notices.append(.seeked(after.position))
+    }
   }
 
   private func stop() async {
