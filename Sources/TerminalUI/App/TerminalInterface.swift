@@ -501,6 +501,14 @@ private final class InterfaceLoop {
       state.update(snapshot)
       requestQueueTags()
     }
+    // The worker's lines first: each was posted before (or as) it asked the player for what
+    // the player's news in the same mail answers. "Playing 'favourites'; left out …" is said
+    // as the worker hands the playlist over, and the player's "The queue is now 2 tracks …"
+    // that follows carries the remark; taken the other way round (both in one mail, on a busy
+    // machine) the worker's line covered the player's.
+    for line in mail.logged { log(line) }
+    for line in mail.messages { state.say(line, now: now) }
+    if let leftOut = mail.leftOut { state.remarkOnNextReplace(leftOut, now: now) }
     for notice in mail.notices {
       if case .message(let message) = notice { log(message.description) }
       if case .couldNotPlay(_, let line) = notice { log(line) }
@@ -522,9 +530,6 @@ private final class InterfaceLoop {
     }
     if let outputs = mail.outputs { state.showOutputs(outputs) }
     for (label, status) in mail.answers { state.commandAnswered(label, status, now: now) }
-    for line in mail.logged { log(line) }
-    for line in mail.messages { state.say(line, now: now) }
-    if let leftOut = mail.leftOut { state.remarkOnNextReplace(leftOut, now: now) }
     for (line, style) in mail.progress {
       if style != .normal { log(line) }
       state.sayInBackground(line, style: style, now: now)
