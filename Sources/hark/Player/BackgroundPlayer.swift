@@ -110,15 +110,9 @@ enum BackgroundPlayer {
       }
       player.quit()
     }
-    let service: PlayerService
-    do {
-      service = try PlayerService(
-        player: player, at: endpoint, lines: lines, log: { HarkLog.write($0) },
-        onQuit: { end("was quit from another interface") })
-    } catch {
-      HarkLog.write("the player does not start: \(error)")
-      exit(1)
-    }
+    // Before the socket exists: whoever sees it may stop the player at once (detach.sh's
+    // check did, on a loaded machine), and a signal that came between SIG_IGN and the source
+    // was dropped, leaving a player no SIGTERM ended.
     let signals = [SIGINT, SIGTERM].map { s in
       signal(s, SIG_IGN)
       let source = DispatchSource.makeSignalSource(signal: s, queue: .global())
@@ -131,6 +125,15 @@ enum BackgroundPlayer {
       }
       source.resume()
       return source
+    }
+    let service: PlayerService
+    do {
+      service = try PlayerService(
+        player: player, at: endpoint, lines: lines, log: { HarkLog.write($0) },
+        onQuit: { end("was quit from another interface") })
+    } catch {
+      HarkLog.write("the player does not start: \(error)")
+      exit(1)
     }
     // Its session has no terminal: nothing sends SIGHUP on purpose.
     signal(SIGHUP, SIG_IGN)
