@@ -181,7 +181,10 @@ final class HelperProcess {
     // What is there already is read without a poll first (stdout is non-blocking): a decode
     // ahead of the player finds its frames waiting, one system call a read.
     let n = Glibc.read(output, bytes, count)
-    if n > 0 { return .bytes(n) }
+    if n > 0 {
+      collectPending()
+      return .bytes(n)
+    }
     if n == 0 { return .end }
     let deadline = Deadline(after: timeout)
     while true {
@@ -210,6 +213,24 @@ final class HelperProcess {
       }
       if ready == 0 && deadline.hasPassed { return .silence }
     }
+  }
+
+  /// Takes what its stderr and events pipes hold, without waiting. A reader that always finds
+  /// frames waiting (a stream's pipe stays full once the player is ahead) never reaches the
+  /// poll in `read`: without this a station's new title was never seen, and a helper that wrote
+  /// enough to stderr blocked there.
+  private func collectPending() {
+    guard errors >= 0 || events >= 0 else { return }
+    var fds = (
+      pollfd(fd: errors, events: Int16(POLLIN), revents: 0),
+      pollfd(fd: events, events: Int16(POLLIN), revents: 0)
+    )
+    let ready = withUnsafeMutablePointer(to: &fds) {
+      $0.withMemoryRebound(to: pollfd.self, capacity: 2) { poll($0, 2, 0) }
+    }
+    guard ready > 0 else { return }
+    if fds.0.revents != 0 { collectErrors() }
+    if fds.1.revents != 0 { collectEvents() }
   }
 
   /// After its stdout closed: waits (at most `timeout`) for stderr to close and the process to

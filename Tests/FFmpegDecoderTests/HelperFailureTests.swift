@@ -178,4 +178,39 @@ import Testing
     #expect(process.finish(timeout: .seconds(5)) == .exited(1))
     #expect(now() - started < 2)
   }
+
+  /// A station's title comes on the events pipe while the frames' pipe is never empty (a
+  /// stream the player is ahead of: once a read finds frames waiting, every read does). It is
+  /// taken with the frames, not only when the frames run dry: radio.sh saw no title for 15 s.
+  @Test func eventsAreTakenWhileFramesAreAlwaysWaiting() throws {
+    let megabyte = 1 << 20
+    // 2 MiB, the event, 8 MiB more: each write blocks until the pipe has room, so the frames'
+    // pipe is full from before the event until the end.
+    let script = """
+      import os, sys
+      def put(fd, b):
+          while b: b = b[os.write(fd, b):]
+      put(1, bytes(2 * \(megabyte)))
+      put(3, b"icy StreamTitle='A - B';\\n")
+      put(1, bytes(8 * \(megabyte)))
+      """
+    let process = try HelperProcess.start("/usr/bin/python3", ["-c", script], events: true)
+    var buffer = [UInt8](repeating: 0, count: 4_096)
+    var read = 0
+    var seenAt: Int?
+    loop: while seenAt == nil {
+      let arrival = buffer.withUnsafeMutableBytes {
+        process.read(into: $0.baseAddress!, count: $0.count, timeout: .seconds(10))
+      }
+      switch arrival {
+      case .bytes(let n): read += n
+      case .end, .silence: break loop
+      }
+      if process.takeEventLines().contains(Array("icy StreamTitle='A - B';".utf8)) {
+        seenAt = read
+      }
+    }
+    let at = try #require(seenAt, "the event was never taken (\(read) bytes read)")
+    #expect(at < 4 * megabyte, "the event was taken after \(at) bytes, written after 2 MiB")
+  }
 }
