@@ -36,6 +36,22 @@ public struct FoldedRows: Sendable {
     bytes.append(0)
   }
 
+  /// Adds rows `rows` of `other`, their fields as they are there, as whole rows (none may be
+  /// being built).
+  public mutating func appendRows(_ rows: Range<Int>, of other: FoldedRows) {
+    guard !rows.isEmpty else { return }
+    let start = Int(other.starts[rows.lowerBound])
+    let end = Int(other.starts[rows.upperBound])
+    let shift = Int64(bytes.count) - Int64(start)
+    other.bytes.withUnsafeBufferPointer { bytes.append(contentsOf: $0[start..<end]) }
+    other.starts.withUnsafeBufferPointer { theirs in
+      for row in rows { starts.append(UInt32(Int64(theirs[row + 1]) + shift)) }
+    }
+  }
+
+  /// The bytes its rows take (their 0 bytes included).
+  public var byteCount: Int { bytes.count }
+
   /// Ends the row being built (a row with no field matches nothing).
   public mutating func endRow() {
     starts.append(UInt32(bytes.count))

@@ -514,10 +514,7 @@ private final class InterfaceLoop {
       if case .couldNotPlay(_, let line) = notice { log(line) }
       state.note(notice, now: now)
     }
-    // Only what is new: any change of the tags makes a filter over 50,000 entries fold them
-    // again, and the tags of a track read again (as each one starts) are mostly the same.
-    let newTags = mail.tags.filter { state.tags[$0.key] != $0.value }
-    if !newTags.isEmpty { state.tags.merge(newTags) { _, new in new } }
+    state.tags.merge(mail.tags)
     for (path, outcome) in mail.covers {
       switch outcome {
       case .picture(let art): state.cover = ShownCover(path: path, art: art)
@@ -693,7 +690,7 @@ private final class InterfaceLoop {
     }
     let up = cameFrom[path] ?? configuration.libraryFolder
     let rows = [LibraryEntry(kind: .parent, name: "..", path: up)] + listing.rows
-    if !listing.tags.isEmpty { state.tags.merge(listing.tags) { _, new in new } }
+    state.tags.merge(listing.tags)
     state.showFolder(path, .success(rows), now: now)
   }
 
@@ -706,9 +703,7 @@ private final class InterfaceLoop {
     taggedQueue = state.snapshot.queue
     // Room for them all at once: grown as they come, the table was hashed again at each
     // doubling, on this thread.
-    if state.tags.capacity < state.tags.count + taggedQueue.count {
-      state.tags.reserveCapacity(state.tags.count + taggedQueue.count)
-    }
+    state.tags.reserveCapacity(state.tags.count + taggedQueue.count)
     // All of them, unfiltered: the worker passes over those it has read already. (Looked up
     // here, in the tags and the paths asked for, 50,000 paths held the keys up for 0.15 s.)
     worker?.submit(.tags(taggedQueue.map(\.path)))

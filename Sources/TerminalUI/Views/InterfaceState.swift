@@ -110,11 +110,7 @@ public struct InterfaceState: Sendable {
   public var libraryPosition = ListPosition()
   public var libraryFilter = ""
   /// Tags and lengths read so far, by path.
-  public var tags: [String: TrackInfo] = [:] {
-    didSet { tagsVersion = TagsVersion.next() }
-  }
-  /// Which tags these are, for the filters' folded rows (`RowFilter`).
-  private var tagsVersion = 0
+  public var tags = TagTable()
   private let libraryFilterRows = RowFilter<LibraryEntry>()
   private let queueFilterRows = RowFilter<QueuedTrack>()
   private let queueLength = QueueLength()
@@ -167,8 +163,9 @@ public struct InterfaceState: Sendable {
     guard !libraryFilter.isEmpty else { return entries }
     // The whole library, when the index has answered for this very filter.
     if let found = searchResults, found.query == libraryFilter { return found.rows }
-    return libraryFilterRows.rows(entries, matching: libraryFilter, tagsVersion: tagsVersion) {
-      entry, text in
+    return libraryFilterRows.rows(
+      entries, matching: libraryFilter, tagsVersion: tags.version, path: \.path
+    ) { entry, text in
       guard entry.kind != .parent else { return }
       addFields(path: entry.path, name: entry.name, to: &text)
     }.found
@@ -209,15 +206,16 @@ public struct InterfaceState: Sendable {
 
   private var filteredQueue: (found: [QueuedTrack], places: [Int32]) {
     guard !queueFilter.isEmpty else { return (snapshot.queue, []) }
-    return queueFilterRows.rows(snapshot.queue, matching: queueFilter, tagsVersion: tagsVersion) {
-      track, text in
+    return queueFilterRows.rows(
+      snapshot.queue, matching: queueFilter, tagsVersion: tags.version, path: \.path
+    ) { track, text in
       addFields(path: track.path, name: Folder.title(fromName: track.path), to: &text)
     }
   }
 
   /// The queue's length in all, of the entries whose length is known; nil when none is.
   public var queueSeconds: Double? {
-    queueLength.seconds(of: snapshot.queue, tags: tags, tagsVersion: tagsVersion)
+    queueLength.seconds(of: snapshot.queue, tags: tags)
   }
 
   /// What a filter finds a row by: its name, title, artist or album, folded ("zoe" finds
@@ -258,8 +256,7 @@ public struct InterfaceState: Sendable {
   /// The index answered a search: its tracks are the library's rows while that filter stands.
   public mutating func showSearch(_ query: String, _ listing: IndexListing) {
     searchResults = (query, listing.rows, listing.cut)
-    // (Only when there are some: a change of the tags makes the filters fold their rows again.)
-    if !listing.tags.isEmpty { tags.merge(listing.tags) { _, new in new } }
+    tags.merge(listing.tags)
     clampPositions()
   }
 

@@ -5,11 +5,12 @@ import Synchronization
 /// between calls: a frame asks for them several times (the selection's bounds, the rows drawn,
 /// the count), and a keystroke must not fold 50,000 queue entries' tags each time. The rows'
 /// folded text (`FoldedRows`) is made once for a list and its tags, and searched at each
-/// keystroke with a byte scan; it is made again when the list or the tags change.
+/// keystroke with a byte scan. When the list changes it is made again; when only tags change,
+/// only the rows of the paths whose tags changed are folded again (`TagsVersion.changed`).
 ///
 /// A cache: what it answers is what folding every row would, whatever it kept. Shared by the
 /// copies of an `InterfaceState`, it tells their lists apart by comparing them, and their tags
-/// by a version no two changes share (`TagsVersion`).
+/// by their version (`TagTable`).
 final class RowFilter<Row: Equatable & Sendable>: Sendable {
   private struct Kept: Sendable {
     var rows: [Row]
@@ -19,14 +20,16 @@ final class RowFilter<Row: Equatable & Sendable>: Sendable {
     var found: [Row]
     /// Where each of `found` is in `rows`.
     var places: [Int32]
+    /// The rows' path hashes, once tags have changed under them.
+    var hashes: PathHashes?
   }
   private let kept = Mutex<Kept?>(nil)
 
   /// The rows of `rows` with a field holding `query` (folded; not empty), in order. `fields`
   /// adds a row's fields, folded (none: a row no filter finds, such as ".."); it reads the tags
-  /// of version `tagsVersion`.
+  /// of version `tagsVersion`. `path` is the path whose tags a row's fields read.
   func rows(
-    _ rows: [Row], matching query: String, tagsVersion: Int,
+    _ rows: [Row], matching query: String, tagsVersion: Int, path: (Row) -> String,
     fields: (Row, inout FoldedRows) -> Void
   ) -> (found: [Row], places: [Int32]) {
     kept.withLock { kept in
@@ -34,8 +37,27 @@ final class RowFilter<Row: Equatable & Sendable>: Sendable {
         return (k.found, k.places)
       }
       var text: FoldedRows
-      if let k = kept, k.tagsVersion == tagsVersion, k.rows == rows {
+      var hashes: PathHashes?
+      if let k = kept, k.rows == rows, k.tagsVersion == tagsVersion {
         text = k.text
+        hashes = k.hashes
+      } else if let k = kept, k.rows == rows,
+        let changed = TagsVersion.changed(from: k.tagsVersion, to: tagsVersion)
+      {
+        // The same rows, some of their tags changed: those rows folded again, the others'
+        // bytes copied.
+        let known = k.hashes ?? PathHashes(rows, path: path)
+        hashes = known
+        let again = known.places(of: changed, in: rows, path: path)
+        text = FoldedRows(reservingRows: rows.count, bytes: k.text.byteCount + 64 * again.count)
+        var from = 0
+        for i in again {
+          text.appendRows(from..<i, of: k.text)
+          fields(rows[i], &text)
+          text.endRow()
+          from = i + 1
+        }
+        text.appendRows(from..<rows.count, of: k.text)
       } else {
         text = FoldedRows(reservingRows: rows.count, bytes: 64 * rows.count)
         for row in rows {
@@ -47,7 +69,7 @@ final class RowFilter<Row: Equatable & Sendable>: Sendable {
       let found = places.map { rows[Int($0)] }
       kept = Kept(
         rows: rows, tagsVersion: tagsVersion, text: text, query: query, found: found,
-        places: places)
+        places: places, hashes: hashes)
       return (found, places)
     }
   }
@@ -55,37 +77,54 @@ final class RowFilter<Row: Equatable & Sendable>: Sendable {
 
 /// The queue's length in all, as far as its tags are known, kept for the queue and tags it
 /// was added up for: the queue's tab shows it in every frame, and a 50,000-entry queue took
-/// 40 ms a frame to add up. A cache, as `RowFilter` is.
+/// 40 ms a frame to add up. When only tags change, only the lengths of the entries whose tags
+/// changed are looked up again. A cache, as `RowFilter` is.
 final class QueueLength: Sendable {
   private struct Kept: Sendable {
     var queue: [QueuedTrack]
     var tagsVersion: Int
-    var seconds: Double?
+    /// Each entry's length; NaN where it is not known.
+    var lengths: [Double]
+    var hashes: PathHashes?
   }
   private let kept = Mutex<Kept?>(nil)
 
-  /// The seconds of `queue`'s entries whose length `tags` (of version `tagsVersion`) know;
-  /// nil when none is known.
-  func seconds(of queue: [QueuedTrack], tags: [String: TrackInfo], tagsVersion: Int) -> Double? {
+  /// The seconds of `queue`'s entries whose length `tags` know; nil when none is known.
+  func seconds(of queue: [QueuedTrack], tags: TagTable) -> Double? {
     kept.withLock { kept in
-      if let k = kept, k.tagsVersion == tagsVersion, k.queue == queue { return k.seconds }
-      var sum = 0.0
-      var any = false
-      for entry in queue {
-        guard let d = tags[entry.path]?.duration else { continue }
-        sum += d
-        any = true
+      func length(_ entry: QueuedTrack) -> Double {
+        tags[entry.path]?.duration ?? .nan
       }
-      let seconds = any ? sum : nil
-      kept = Kept(queue: queue, tagsVersion: tagsVersion, seconds: seconds)
-      return seconds
+      if var k = kept, k.queue == queue {
+        if k.tagsVersion != tags.version {
+          if let changed = TagsVersion.changed(from: k.tagsVersion, to: tags.version) {
+            let hashes = k.hashes ?? PathHashes(queue, path: \.path)
+            for i in hashes.places(of: changed, in: queue, path: \.path) {
+              k.lengths[i] = length(queue[i])
+            }
+            k.hashes = hashes
+          } else {
+            k.lengths = queue.map(length)
+          }
+          k.tagsVersion = tags.version
+          kept = k
+        }
+        return Self.sum(k.lengths)
+      }
+      let k = Kept(queue: queue, tagsVersion: tags.version, lengths: queue.map(length))
+      kept = k
+      return Self.sum(k.lengths)
     }
   }
-}
 
-/// Versions of an `InterfaceState`'s tags: each change takes a new one, never used before by
-/// any copy of the state, so that a `RowFilter` tells tags apart without comparing them.
-enum TagsVersion {
-  private static let last = Atomic<Int>(0)
-  static func next() -> Int { last.add(1, ordering: .relaxed).newValue }
+  /// The known lengths added up, in order; nil when none is known.
+  private static func sum(_ lengths: [Double]) -> Double? {
+    var sum = 0.0
+    var any = false
+    for d in lengths where !d.isNaN {
+      sum += d
+      any = true
+    }
+    return any ? sum : nil
+  }
 }
