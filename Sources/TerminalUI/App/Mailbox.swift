@@ -9,7 +9,10 @@ struct Inbox: Sendable {
   /// The player went away under the interface: why.
   var playerGone: String?
   var notices: [PlayerNotice] = []
-  var tags: [String: TrackInfo] = [:]
+  /// Tags the worker read, in the order read (a path read again later, later). A list, not a
+  /// table: the worker posts them under the box's lock at a low priority, and hashing a few
+  /// thousand paths there held up the UI thread's `take` for milliseconds.
+  var tags: [(path: String, info: TrackInfo)] = []
   var outputs: [OutputChoice]?
   /// Remote commands the user typed that were not carried out, with their labels.
   var answers: [(String, CommandStatus)] = []
@@ -188,13 +191,13 @@ final class BackgroundWorker: @unchecked Sendable {
   }
 
   private func loop() {
-    var found: [String: TrackInfo] = [:]
+    var found: [(path: String, info: TrackInfo)] = []
     var lastPost = monotonicNanoseconds()
     func flush() {
       guard !found.isEmpty else { return }
       let batch = found
-      found = [:]
-      mailbox.post { $0.tags.merge(batch) { _, new in new } }
+      found = []
+      mailbox.post { $0.tags += batch }
       lastPost = monotonicNanoseconds()
     }
     while true {
@@ -205,7 +208,7 @@ final class BackgroundWorker: @unchecked Sendable {
         flush()
         semaphore.wait()
       case .tag(let path):
-        found[path] = readTags(path) ?? TrackInfo()
+        found.append((path, readTags(path) ?? TrackInfo()))
         // A redraw every 100 ms while a big folder is read, not one per file.
         if monotonicNanoseconds() - lastPost > 100_000_000 { flush() }
       case .job(.outputs):

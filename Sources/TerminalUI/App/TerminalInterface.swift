@@ -337,6 +337,7 @@ private final class InterfaceLoop {
       // meanwhile (the player's news, the worker's tags).
       events += decoder.expire(now: now)
       for event in events { handle(event, terminal, now: now) }
+      takePendingTags()
       _ = state.expire(now: now)
       if exitStatus == nil { draw(terminal) }
     }
@@ -355,6 +356,7 @@ private final class InterfaceLoop {
       consider(UInt64(max(20_000_000, untilNextSecond + 5_000_000)))
     }
     if let m = state.message, m.expires > now { consider(m.expires - now) }
+    if !pendingTags.isEmpty { consider(0) }  // the next slice, once the keys are seen to
     guard let wait else { return -1 }
     return Int32(min(UInt64(Int32.max), (wait + 999_999) / 1_000_000))
   }
@@ -489,6 +491,25 @@ private final class InterfaceLoop {
     answersAwaited = false
   }
 
+  /// Tags the worker read that are not yet in the state: taken `tagsPerTurn` at a time, one
+  /// slice a turn of the loop, so that a key typed while a 50,000-entry queue's tags come in
+  /// waits for a slice, not for all that came since the last turn.
+  private var pendingTags: [(path: String, info: TrackInfo)] = []
+  private var pendingTagsTaken = 0
+  static let tagsPerTurn = 1_000
+
+  /// Puts the next slice of the pending tags in the state; `all` of them.
+  private func takePendingTags(all: Bool = false) {
+    guard pendingTagsTaken < pendingTags.count else { return }
+    let end = all ? pendingTags.count : min(pendingTags.count, pendingTagsTaken + Self.tagsPerTurn)
+    state.tags.merge(pendingTags[pendingTagsTaken..<end])
+    pendingTagsTaken = end
+    if end == pendingTags.count {
+      pendingTags.removeAll()
+      pendingTagsTaken = 0
+    }
+  }
+
   private func applyMail(now: UInt64) {
     let mail = mailbox.take()
     if let why = mail.playerGone {
@@ -514,7 +535,7 @@ private final class InterfaceLoop {
       if case .couldNotPlay(_, let line) = notice { log(line) }
       state.note(notice, now: now)
     }
-    state.tags.merge(mail.tags)
+    pendingTags += mail.tags
     for (path, outcome) in mail.covers {
       switch outcome {
       case .picture(let art): state.cover = ShownCover(path: path, art: art)
@@ -536,6 +557,8 @@ private final class InterfaceLoop {
       // Tags the index read again (a file retagged, added or gone) are read again where they
       // show: the queue's now, the rows' as they are drawn.
       if !mail.indexChanged.isEmpty {
+        // (Tags read before the change, still pending, are not to come back after it.)
+        takePendingTags(all: true)
         for path in mail.indexChanged {
           state.tags[path] = nil
           requestedTags.remove(path)

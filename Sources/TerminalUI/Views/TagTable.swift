@@ -87,13 +87,28 @@ public struct TagTable: Sendable {
   /// Takes `other`'s tags where they differ from those held (the tags of a track read again,
   /// as each one starts, are mostly the same: no change, no new version).
   public mutating func merge(_ other: [String: TrackInfo]) {
+    merge(other.count) { take in
+      for (path, info) in other { take(path, info) }
+    }
+  }
+
+  /// Takes `list`'s tags where they differ from those held; a path listed twice gets its
+  /// later tags.
+  public mutating func merge(_ list: some Collection<(path: String, info: TrackInfo)>) {
+    merge(list.count) { take in
+      for (path, info) in list { take(path, info) }
+    }
+  }
+
+  /// One version for all that `each` gives to its argument.
+  private mutating func merge(
+    _ count: Int, _ each: ((String, TrackInfo) -> Void) -> Void
+  ) {
+    guard count > 0 else { return }
     var changed: [String] = []
-    for (path, info) in other {
-      let key = PathKey(path)
-      if table[key] != info {
-        table[key] = info
-        changed.append(path)
-      }
+    each { path, info in
+      // One lookup: the tags put in place, and what they replaced compared after.
+      if table.updateValue(info, forKey: PathKey(path)) != info { changed.append(path) }
     }
     if !changed.isEmpty { version = TagsVersion.next(after: version, changed: changed) }
   }
