@@ -79,7 +79,7 @@ extension AudioEngine {
       }
       if signals.reachedEnd.exchange(false, ordering: .acquiringAndReleasing) {
         setState(.stopped)
-        eventContinuation.yield(.endOfQueue)
+        sayEndOfQueue()
       }
       if signals.reachedBoundary.load(ordering: .acquiring) {
         switchFormat(&d)
@@ -138,15 +138,13 @@ extension AudioEngine {
             }
           }
           if let failure, let track = d.track {
-            eventContinuation.yield(.trackFailed(track, failure))
+            sayFailed(track, failure)
           } else if frames == 0, d.framesDecoded == 0, d.startFrame == 0, let track = d.track {
             // Opened, but not one frame in it: an empty file, or one cut short before its
             // first audio (a FLAC cut in its header, an Ogg cut before its first audio page).
             // Said like any file that will not play; the next is announced in its place.
-            eventContinuation.yield(
-              .trackFailed(
-                track,
-                DecodeError(path: track.path, reason: "no sound in it (empty, or cut short)")))
+            sayFailed(
+              track, DecodeError(path: track.path, reason: "no sound in it (empty, or cut short)"))
           }
           if frames == 0 || failure != nil { advance(&d) }
           continue
@@ -189,10 +187,10 @@ extension AudioEngine {
   func syncTracks(_ d: DecodeState) {
     let played = ring.releasedPosition
     let written = ring.writePosition
-    let heard: [QueuedTrack] = shared.withLock { s in
+    let news: [EngineEvent] = shared.withLock { s in
       if s.decoding != d.track { s.decoding = d.track }
       guard s.held == 0 else { return [] }
-      var news: [QueuedTrack] = []
+      var news: [EngineEvent] = []
       for (i, seg) in s.segments.enumerated() where seg.id > s.announced {
         guard seg.ringStart <= played else { break }
         let isLast = i + 1 == s.segments.count
@@ -200,20 +198,64 @@ extension AudioEngine {
         if end == seg.ringStart {
           if isLast { break }  // its frames are still to come
           s.announced = seg.id  // empty, passed over
+          news += Self.takeFailures(upTo: seg.id, &s)
           continue
         }
         s.announced = seg.id
         // A track starting is news (repeat one plays one track again); a seek within it is not,
         // unless the track announced last is another (the next one was heard, and the seek was
         // asked for in this one a moment before).
-        if !seg.isSeekWithin || seg.track != s.heardTrack { news.append(seg.track) }
+        if !seg.isSeekWithin || seg.track != s.heardTrack { news.append(.nowHearing(seg.track)) }
         s.heardTrack = seg.track
+        news += Self.takeFailures(upTo: seg.id, &s)
       }
       let next = s.segments.first { $0.id > s.announced }
       signals.announceAt.store(next?.ringStart ?? -1, ordering: .releasing)
       return news
     }
-    for track in heard { eventContinuation.yield(.nowHearing(track)) }
+    for event in news { eventContinuation.yield(event) }
+  }
+
+  /// Decode thread: `track` will not play. Said now, unless the segment before it is still to
+  /// be announced: then once it is. (The decoder runs ahead of what is heard: on a loaded
+  /// machine it met two bad files after a short track before that track's first frame was
+  /// heard, and the player showed their line over the track ahead of them.)
+  func sayFailed(_ track: QueuedTrack, _ error: DecodeError) {
+    let held: Bool = shared.withLock { s in
+      guard let last = s.segments.last, last.id > s.announced else { return false }
+      s.failuresAhead.append((last.id, track, error))
+      return true
+    }
+    if !held { eventContinuation.yield(.trackFailed(track, error)) }
+  }
+
+  /// The failures held until segment `id` was announced, taken.
+  private static func takeFailures(upTo id: Int, _ s: inout Shared) -> [EngineEvent] {
+    guard let first = s.failuresAhead.first, first.after <= id else { return [] }
+    let due = s.failuresAhead.prefix { $0.after <= id }
+    s.failuresAhead.removeFirst(due.count)
+    return due.map { .trackFailed($0.track, $0.error) }
+  }
+
+  /// Decode thread: the queue has ended; what was held back is said first.
+  func sayEndOfQueue() {
+    let due: [EngineEvent] = shared.withLock { s in
+      defer { s.failuresAhead = [] }
+      return s.failuresAhead.map { .trackFailed($0.track, $0.error) }
+    }
+    for event in due { eventContinuation.yield(event) }
+    eventContinuation.yield(.endOfQueue)
+  }
+
+  /// Decode thread: the segments are let go (a load, a seek, a new format, the end): the
+  /// failures held for them are said now, in order.
+  func forgetSegments() {
+    let due: [EngineEvent] = shared.withLock { s in
+      s.segments = []
+      defer { s.failuresAhead = [] }
+      return s.failuresAhead.map { .trackFailed($0.track, $0.error) }
+    }
+    for event in due { eventContinuation.yield(event) }
   }
 
   /// Decode thread. Carries out a command.
@@ -225,8 +267,8 @@ extension AudioEngine {
     case .unload:
       d = DecodeState()
       resetRing()
+      forgetSegments()
       shared.withLock {
-        $0.segments = []
         $0.decoding = nil
         $0.heardTrack = nil
       }
@@ -267,14 +309,14 @@ extension AudioEngine {
     case .load(let track, let seconds, let continuing, let id):
       d = DecodeState()
       resetRing()
-      shared.withLock { $0.segments = [] }
+      forgetSegments()
       startOpening(
         track, for: .load(seconds: seconds, seeking: continuing, asked: track), loadID: id, &d)
       return .done
     case .seek(let track, let seconds, let id):
       d.pending = nil
       resetRing()
-      shared.withLock { $0.segments = [] }
+      forgetSegments()
       if let decoder = d.decoder, d.track == track {
         let frame = min(
           decoder.format.frames(in: seconds), max(0, (decoder.frameCount ?? .max) - 1))
@@ -398,7 +440,7 @@ extension AudioEngine {
   /// Decode thread: `o`'s file will not play: say why and open the next, from its start; at
   /// the end of the queue, play out what the ring holds.
   func failed(_ o: Opening, _ error: DecodeError, _ d: inout DecodeState) {
-    eventContinuation.yield(.trackFailed(o.track, error))
+    sayFailed(o.track, error)
     if let next = nextTrack(o.track) {
       var purpose = o.purpose
       // The position asked for belongs to the track asked for.
@@ -413,7 +455,7 @@ extension AudioEngine {
     if case .load = o.purpose {
       // Nothing from here to the end of the queue opens: there is nothing to play out.
       setState(.stopped)
-      eventContinuation.yield(.endOfQueue)
+      sayEndOfQueue()
       finish(o)
     }
   }
@@ -437,7 +479,7 @@ extension AudioEngine {
       d.pending = nil
       output = nil
       resetRing()
-      shared.withLock { $0.segments = [] }
+      forgetSegments()
       switch openOutput(decoder.format) {
       case .opened:
         begin(track, decoder, atFrame: 0, &d)
@@ -456,7 +498,7 @@ extension AudioEngine {
         } else {
           markEndOfInput()
           setState(.stopped)
-          eventContinuation.yield(.endOfQueue)
+          sayEndOfQueue()
         }
       case .failed:
         break

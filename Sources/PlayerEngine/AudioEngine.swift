@@ -193,6 +193,10 @@ public final class AudioEngine: @unchecked Sendable {
     var loadsFinished = 0
     /// Transport calls under way (`transport`): while any is, only they start the render thread.
     var held = 0
+    /// Files that would not play, met by the decoder while the segment before them (`after`)
+    /// was still to be announced: said when it is (`syncTracks`), so that a skip is news in
+    /// the order it is heard, never before the track played ahead of it.
+    var failuresAhead: [(after: Int, track: QueuedTrack, error: DecodeError)] = []
   }
 
   /// The lock-free flags between the render thread, the decode thread and control.
