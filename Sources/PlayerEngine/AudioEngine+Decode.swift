@@ -239,21 +239,20 @@ extension AudioEngine {
 
   /// Decode thread: the queue has ended; what was held back is said first.
   func sayEndOfQueue() {
-    let due: [EngineEvent] = shared.withLock { s in
-      defer { s.failuresAhead = [] }
-      return s.failuresAhead.map { .trackFailed($0.track, $0.error) }
-    }
-    for event in due { eventContinuation.yield(event) }
+    sayFailuresHeld(forgettingSegments: false)
     eventContinuation.yield(.endOfQueue)
   }
 
-  /// Decode thread: the segments are let go (a load, a seek, a new format, the end): the
-  /// failures held for them are said now, in order.
+  /// Decode thread: the segments are let go (a load, a seek, a new format): the failures held
+  /// for them are said now, in order.
   func forgetSegments() {
+    sayFailuresHeld(forgettingSegments: true)
+  }
+
+  private func sayFailuresHeld(forgettingSegments: Bool) {
     let due: [EngineEvent] = shared.withLock { s in
-      s.segments = []
-      defer { s.failuresAhead = [] }
-      return s.failuresAhead.map { .trackFailed($0.track, $0.error) }
+      if forgettingSegments { s.segments = [] }
+      return Self.takeFailures(upTo: .max, &s)
     }
     for event in due { eventContinuation.yield(event) }
   }
