@@ -477,7 +477,9 @@ extension AudioEngine {
     if let (track, decoder) = d.pending {
       d.pending = nil
       output = nil
-      resetRing()
+      // The render thread waits at the boundary until `reachedBoundary` is cleared, the last
+      // step here: cleared with the ring, it went on while `output` was being replaced.
+      resetRing(atBoundary: true)
       forgetSegments()
       switch openOutput(decoder.format) {
       case .opened:
@@ -570,12 +572,13 @@ extension AudioEngine {
     renderWake.signal()
   }
 
-  /// Only with the render thread parked.
-  func resetRing() {
+  /// Only with the render thread parked, or waiting at a format's boundary (`atBoundary`:
+  /// then it stays there, since `reachedBoundary` is left for the switch to clear).
+  func resetRing(atBoundary: Bool = false) {
     ring.reset(to: ring.writePosition)
     signals.inputEnd.store(-1, ordering: .releasing)
     signals.formatBoundary.store(-1, ordering: .releasing)
     signals.reachedEnd.store(false, ordering: .releasing)
-    signals.reachedBoundary.store(false, ordering: .releasing)
+    if !atBoundary { signals.reachedBoundary.store(false, ordering: .releasing) }
   }
 }
