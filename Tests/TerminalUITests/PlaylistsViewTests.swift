@@ -103,6 +103,29 @@ import Testing
     #expect(IndexView.entrances(indexHoldsTracks: false, ownPlaylists: false).isEmpty)
   }
 
+  /// A music folder with a "Playlists" folder of its own shows two "Playlists/" rows: the
+  /// index's view says what it is, the folder does not (they were the same line).
+  @Test func theEntrancesSayTheyAreViewsBesideAFolderOfTheSameName() {
+    var s = InterfaceState(
+      folder: "/music", layout: Layout(rows: 24, columns: 100), bindings: .defaults)
+    s.showFolder(
+      "/music",
+      .success(
+        IndexView.entrances(indexHoldsTracks: true, ownPlaylists: false) + [
+          LibraryEntry(kind: .folder, name: "Playlists", path: "/music/Playlists"),
+          LibraryEntry(kind: .folder, name: "Abba", path: "/music/Abba"),
+        ]), now: 0)
+    let lines = screen(s).split(separator: "\n").map(String.init)
+    let playlists = lines.filter { $0.contains("Playlists/") }
+    #expect(playlists.count == 2)
+    #expect(playlists.first?.contains("library: playlists") == true)
+    #expect(playlists.last?.contains("library") == false)
+    #expect(lines.contains { $0.contains("Artists/") && $0.contains("library: by artist") })
+    #expect(lines.contains { $0.contains("Albums/") && $0.contains("library: albums A–Z") })
+    #expect(lines.contains { $0.contains("Genres/") && $0.contains("library: by genre") })
+    #expect(lines.contains { $0.contains("Abba/") && !$0.contains("library") })
+  }
+
   private func playlistsView(_ rows: [LibraryEntry]) -> InterfaceState {
     var s = InterfaceState(
       folder: "/music", layout: Layout(rows: 24, columns: 100), bindings: .defaults)

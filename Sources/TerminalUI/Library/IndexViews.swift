@@ -85,6 +85,19 @@ public enum IndexView: Hashable, Sendable {
     }
   }
 
+  /// What an entrance's row says beside its name, so that it reads as a view of the whole
+  /// library, not as a folder: a music folder often has a "Playlists" folder of its own, whose
+  /// row sits right below the view's.
+  public var entranceNote: String? {
+    switch self {
+    case .artists: return "library: by artist"
+    case .albums: return "library: albums A–Z"
+    case .genres: return "library: by genre"
+    case .playlists: return "library: playlists"
+    case .artist, .genre, .album: return nil
+    }
+  }
+
   public static let unknownArtist = "Unknown artist"
   public static let unknownAlbum = "Unknown album"
   public static let unknownGenre = "No genre"

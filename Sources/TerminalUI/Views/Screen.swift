@@ -177,7 +177,9 @@ public enum Screen {
         text = row(marker: "", title: "../", artist: "", time: "", columns: cols)
         style = .dim
       case .folder:
-        text = row(marker: "▸", title: e.name + "/", artist: "", time: "", columns: cols)
+        // The index's entrances (in the music folder's rows) say what they are.
+        let note = e.path.hasPrefix(IndexView.prefix) ? IndexView(path: e.path)?.entranceNote : nil
+        text = row(marker: "▸", title: e.name + "/", artist: note ?? "", time: "", columns: cols)
         style = .folder
       case .file:
         let info = s.tags[e.path]
