@@ -61,6 +61,7 @@ final class AudioInput {
     }
     defer { av_dict_free(&options) }
     var context: UnsafeMutablePointer<AVFormatContext>?
+    forgetLoggedError()
     let rc = avformat_open_input(
       &context, FileName.c(stream ? path : "file:" + path), nil, &options)
     guard rc >= 0, let context else {

@@ -17,17 +17,29 @@ struct Failure: Error {
   }
 }
 
-/// FFmpeg's words for an AVERROR code (av_strerror).
+/// FFmpeg's words for an AVERROR code (av_strerror). For EIO, what its network layer answers
+/// for much it cannot name ("Input/output error" for an unknown host), the last error it
+/// logged on this thread says which, when there is one ("Failed to resolve hostname radio.exmple:
+/// Name or service not known"); `forgetLoggedError` before the call that may fail.
 func errorText(_ code: Int32) -> String {
+  if code == cff_error_io() {
+    var logged = String(cString: cff_last_logged_error())
+    while logged.last?.isWhitespace == true { logged.removeLast() }
+    if !logged.isEmpty { return logged }
+  }
   var buffer = [CChar](repeating: 0, count: 128)
   return buffer.withUnsafeMutableBufferPointer {
     String(cString: cff_error_text(code, $0.baseAddress, $0.count))
   }
 }
 
+/// Starts a call whose failure `errorText` may explain from the log.
+func forgetLoggedError() { cff_forget_logged_error() }
+
 /// Quiet unless HARK_FFMPEG_LOG asks: FFmpeg's log goes to stderr, where the parent reads only
 /// the last line.
 func configureLog() {
+  cff_keep_logged_errors()
   let asked = getenv("HARK_FFMPEG_LOG").map { String(cString: $0) } ?? ""
   switch asked {
   case "": av_log_set_level(AV_LOG_QUIET)

@@ -196,6 +196,16 @@ import Testing
     #expect(error.reason == "cannot open the stream", "\(error)")
     #expect(error.detail?.lowercased().contains("refused") == true, "\(error)")
   }
+
+  /// A host that does not resolve is named as such: FFmpeg answers EIO ("Input/output error")
+  /// and says why only in its log. ("a..b" is refused by the resolver itself, with no query.)
+  @Test func aHostThatDoesNotResolveIsSaidSo() throws {
+    let error = try #require(throws: DecodeError.self) {
+      try FFmpegStream(url: "http://a..b/nothing.mp3")
+    }
+    #expect(error.reason == "cannot open the stream", "\(error)")
+    #expect(error.detail?.hasPrefix("Failed to resolve hostname a..b") == true, "\(error)")
+  }
 }
 
 /// A TCP port nothing listens on now (the kernel's pick).
