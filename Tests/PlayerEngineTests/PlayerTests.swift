@@ -618,6 +618,67 @@ import Testing
     #expect(rig.lastPublished?.pausedBy == .user)
   }
 
+  // MARK: The first play (`hark play`)
+
+  /// Issue 11's start: the first file and the output open while the session server is asked
+  /// for the audio, not after its answer; nothing is heard before the grant (G10).
+  @Test func G10_theFirstFileOpensWhileTheActivationIsAskedForAndSoundsOnlyOnceGranted()
+    async throws
+  {
+    let rig = PlayerRig(
+      tracks: ["a.wav", "b.wav"], autoplay: true, holdingActivations: true)
+    defer { rig.stop() }
+    try #require(await eventually { rig.session.activationsAsked == 1 })
+    let output = try #require(
+      await eventually { rig.devices.opened.count == 1 } ? rig.devices.opened.first : nil,
+      "the output did not open while the activation was asked for")
+    #expect(rig.library.openedPaths == ["a.wav"])
+    #expect(rig.session.activations.isEmpty)
+    // Given time to, it still writes nothing while the activation is unanswered.
+    try await Task.sleep(for: .milliseconds(100))
+    #expect(output.framesWritten == 0)
+    #expect(rig.player.snapshot.state == .stopped)
+    #expect(rig.heard.isEmpty)
+    rig.session.hold(false)
+    try #require(await rig.until { $0.state == .playing })
+    try #require(await eventually { output.framesWritten > 0 })
+    #expect(rig.session.activations == [true])
+    #expect(rig.heard == ["a.wav"])
+    #expect(rig.devices.opened.count == 1)
+  }
+
+  /// A first play refused (a call) says so and nothing else: not that the file it opened
+  /// meanwhile plays. The user's play later plays it, said once.
+  @Test func G10_aRefusedFirstPlaySaysNothingPlaysUntilTheUsersPlay() async throws {
+    let rig = PlayerRig(
+      tracks: ["a.wav", "b.wav"], autoplay: true, refusing: .callInProgress)
+    defer { rig.stop() }
+    try #require(
+      await eventually { rig.messages.contains { $0.contains("a call is in progress") } },
+      "\(rig.messages)")
+    try #require(await eventually { rig.devices.opened.count == 1 })
+    // The engine says what it holds as soon as it has opened it, within milliseconds: given
+    // half a second, the player still does not say it plays.
+    #expect(!(await eventually(.milliseconds(500)) { !rig.heard.isEmpty }), "\(rig.heard)")
+    #expect(rig.player.snapshot.state != .playing)
+    #expect(rig.devices.opened.first?.framesWritten == 0)
+    rig.session.refuse(nil)
+    #expect(await rig.player.send(.play) == .success)
+    try #require(await rig.until { $0.state == .playing })
+    try #require(await eventually { (rig.devices.opened.first?.framesWritten ?? 0) > 0 })
+    #expect(rig.heard == ["a.wav"])
+  }
+
+  /// A first file that will not open is said once (it was opened ahead of the activation, and
+  /// the activation plays what the engine went on to), and the next plays.
+  @Test func aFirstFileThatWillNotOpenIsSaidOnceAndTheNextPlays() async throws {
+    let rig = PlayerRig(tracks: ["broken.mp3", "a.wav"], autoplay: true)
+    defer { rig.stop() }
+    try #require(await rig.until { $0.state == .playing && rig.heard == ["a.wav"] })
+    #expect(rig.skipped.count == 1, "\(rig.skipped)")
+    #expect(rig.library.openedPaths == ["a.wav"])
+  }
+
   private let call = InterruptionCause(kind: .call, by: "call")
   private let headphones = Route(name: "Headphones", kind: .headphones)
   private var unplug: RouteChange {
@@ -637,6 +698,9 @@ final class FakeSession: PlayerSession, Sendable {
     var modes: [SessionMode] = []
     var published: [(PlaybackInfo?, Set<RemoteCommandKind>)] = []
     var refusal: ActivationRefusal?
+    /// Activations wait (as a busy session server's answer does) until this is false again.
+    var holding = false
+    var asked = 0
     // Weak: the player holds its session; a strong reference back was a cycle that kept every
     // test's player, engine and fake device alive (LeakSanitizer, issue 16).
     weak var player: Player?
@@ -654,6 +718,10 @@ final class FakeSession: PlayerSession, Sendable {
   var modes: [SessionMode] { state.withLock { $0.modes } }
 
   func setActive(_ active: Bool) async throws {
+    if active {
+      state.withLock { $0.asked += 1 }
+      while state.withLock({ $0.holding }) { try? await Task.sleep(for: .milliseconds(5)) }
+    }
     if active, let r = state.withLock({ $0.refusal }) { throw r }
     state.withLock { $0.activations.append(active) }
   }
@@ -675,6 +743,10 @@ final class FakeSession: PlayerSession, Sendable {
   var lostOutputs: [Route] { state.withLock { $0.lostOutputs } }
 
   func refuse(_ refusal: ActivationRefusal?) { state.withLock { $0.refusal = refusal } }
+  /// Makes activations wait for `hold(false)`.
+  func hold(_ holding: Bool) { state.withLock { $0.holding = holding } }
+  /// How many activations have been asked for (answered or not).
+  var activationsAsked: Int { state.withLock { $0.asked } }
   var activations: [Bool] { state.withLock { $0.activations } }
   var published: [(PlaybackInfo?, Set<RemoteCommandKind>)] { state.withLock { $0.published } }
 }
@@ -710,9 +782,12 @@ final class PlayerRig: Sendable {
   init(
     tracks: [String] = ["a.wav"], frames: Int = 1_323_000,
     output: FakeOutput.Options = FakeOutput.Options(pacing: .realTime(speed: 1)),
-    slowOpens: [String: Duration] = [:],
+    slowOpens: [String: Duration] = [:], autoplay: Bool = false,
+    holdingActivations: Bool = false, refusing: ActivationRefusal? = nil,
     configure: (inout Player.Configuration) -> Void = { _ in }
   ) {
+    session.hold(holdingActivations)
+    session.refuse(refusing)
     var tones: [String: ToneDecoder.Configuration] = [:]
     var unreadable: [String: String] = [:]
     for (i, path) in tracks.enumerated() {
@@ -754,7 +829,7 @@ final class PlayerRig: Sendable {
         problems.withLock { $0.append((track.path, snapshot.problem?.description)) }
       }
     }
-    loop = Task { await player.run(files: tracks) }
+    loop = Task { await player.run(files: tracks, autoplay: autoplay) }
   }
 
   func stop() {

@@ -132,6 +132,16 @@ public final class Player: @unchecked Sendable {
   private var failed: [Int: String] = [:]
   private var playedSomething = false
   private var startTarget: QueuedTrack?
+  /// The first entry of `run(files:autoplay:)`, loaded paused before the session server is
+  /// asked for the audio, so that its file and the output open during those round trips
+  /// rather than after them; the first activation then plays what the engine holds (it, or
+  /// the first after it that opened). Until that activation is asked for.
+  private var preloaded: QueuedTrack?
+  /// The engine's word that it holds the preloaded entry is still to come.
+  private var preloadToBeHeard = false
+  /// What the engine said it holds when that first activation was refused (a call): said when
+  /// it plays, not while it waits.
+  private var preloadHeard: QueuedTrack?
   private var published: (PlaybackInfo, Set<RemoteCommandKind>)?
   private var publishedAt: UInt64 = 0
   /// A seek or a load since the last publish: the position may go back; otherwise it never
@@ -246,14 +256,25 @@ public final class Player: @unchecked Sendable {
         c.yield(.engine(e))
       }
     }
-    do { try await session.setCategory(.playback, mode: .default, options: []) } catch {
-      say(.cannotRegister("\(error)"))
-    }
     if !files.isEmpty {
       queue.withLock { q in
         q.add(files)
         q.setCurrent(q.first?.id)
       }
+    }
+    // Paused: nothing is heard before the activation is granted (G10), but the file and the
+    // output are open by then (see `preloaded`). Not a station: one that waited for a refused
+    // activation would start from what it sent back then.
+    if autoplay, let first = queue.withLock({ $0.current ?? $0.first }),
+      !QueueLoader.isStreamURL(first.path)
+    {
+      engine.load(first, playing: false, wait: false)
+      preloaded = first
+      preloadToBeHeard = true
+      positionJumped = true
+    }
+    do { try await session.setCategory(.playback, mode: .default, options: []) } catch {
+      say(.cannotRegister("\(error)"))
     }
     refresh()
     if autoplay && !files.isEmpty { await carryOut(policy.userPlay()) }
@@ -722,7 +743,13 @@ public final class Player: @unchecked Sendable {
       problem = .outputFailed(device: engine.snapshot().deviceName, message: message)
       policy.stopped()
       try? await session.setActive(false)
+    case .nowHearing(let track) where preloadToBeHeard && !policy.isPlaying:
+      // Loaded paused for a first play that was refused (see `preloaded`): not news yet.
+      preloadToBeHeard = false
+      queue.withLock { _ = $0.setCurrent(track.id) }
+      preloadHeard = track
     case .nowHearing(let track):
+      preloadToBeHeard = false
       queue.withLock { _ = $0.setCurrent(track.id) }
       await tellWhetherSpoken(track)
       playedSomething = true
@@ -773,6 +800,8 @@ public final class Player: @unchecked Sendable {
       switch effect {
       case .activateAndPlay:
         let afterRouteLoss = policy.pausedBy == .route
+        let preload = preloaded
+        preloaded = nil
         do {
           try await session.setActive(true)
         } catch let refusal as ActivationRefusal {
@@ -792,16 +821,30 @@ public final class Player: @unchecked Sendable {
         // lost device: it resumes there): nothing, or another one (the queue played to its
         // end and went back to its first entry: it starts again from the top).
         let engineNow = engine.snapshot()
-        if startTarget != nil || queueEnded || (engineNow.track ?? engineNow.loading) != target {
+        // A first play that was refused held the engine's word on what it holds: said now if
+        // that plays, dropped if another is loaded.
+        let heldNews = preloadHeard
+        preloadHeard = nil
+        var loads = false
+        if preload == target && startTarget == nil {
+          // It holds the first entry, or the first after it that opened (those that would not
+          // were said as they failed), or nothing when none did (the end of the queue is on its
+          // way): a load again would try them all twice.
+          engine.play()
+        } else if startTarget != nil || queueEnded
+          || (engineNow.track ?? engineNow.loading) != target
+        {
           queueEnded = false
           engine.load(target, playing: true, wait: false)
           positionJumped = true
+          loads = true
         } else if engineNow.isLive {
           // A live stream resumes live (G14), as a radio does: connected afresh, not from what
           // was buffered when it paused (the station has moved on; its server has likely
           // dropped the connection that stopped reading).
           engine.load(target, playing: true, wait: false)
           positionJumped = true
+          loads = true
         } else {
           // The output that went away may have been replaced under the same device name (a
           // sound server moves streams to another sink): start on a fresh one.
@@ -810,6 +853,9 @@ public final class Player: @unchecked Sendable {
         }
         if engine.snapshot().state == .playing {
           policy.started()
+          if !loads, let heldNews, engine.snapshot().track == heldNews {
+            await handle(.nowHearing(heldNews))
+          }
         } else {
           policy.stopped()
           try? await session.setActive(false)
