@@ -65,8 +65,8 @@ final class AudioInput {
     let rc = avformat_open_input(
       &context, FileName.c(stream ? path : "file:" + path), nil, &options)
     guard rc >= 0, let context else {
-      if stream { throw Failure(reason: "cannot open the stream", code: rc) }
-      throw Failure(reason: whyNotOpened(path), code: rc)
+      if stream { throw Failure(reason: "cannot open the stream", code: rc, logged: true) }
+      throw Failure(reason: whyNotOpened(path), code: rc, logged: true)
     }
     defer {
       if !opened {

@@ -11,18 +11,20 @@ struct Failure: Error {
     self.detail = detail
   }
 
-  /// `reason`, with the text of FFmpeg's error `code` as the detail.
-  init(reason: String, code: Int32) {
-    self.init(reason: reason, detail: errorText(code))
+  /// `reason`, with the text of FFmpeg's error `code` as the detail. `logged`: for the call
+  /// begun with `forgetLoggedError`, whose EIO its log may explain (see `errorText`).
+  init(reason: String, code: Int32, logged: Bool = false) {
+    self.init(reason: reason, detail: errorText(code, orLogged: logged))
   }
 }
 
-/// FFmpeg's words for an AVERROR code (av_strerror). For EIO, what its network layer answers
-/// for much it cannot name ("Input/output error" for an unknown host), the last error it
-/// logged on this thread says which, when there is one ("Failed to resolve hostname radio.exmple:
-/// Name or service not known"); `forgetLoggedError` before the call that may fail.
-func errorText(_ code: Int32) -> String {
-  if code == cff_error_io() {
+/// FFmpeg's words for an AVERROR code (av_strerror). With `orLogged`, for EIO, what its network
+/// layer answers for much it cannot name ("Input/output error" for an unknown host), the last
+/// error it logged on this thread since `forgetLoggedError` says which, when there is one
+/// ("Failed to resolve hostname radio.exmple: Name or service not known"). Only where asked:
+/// an error logged earlier (a damaged frame) would explain nothing about a later one.
+func errorText(_ code: Int32, orLogged: Bool = false) -> String {
+  if orLogged, code == cff_error_io() {
     var logged = String(cString: cff_last_logged_error())
     while logged.last?.isWhitespace == true { logged.removeLast() }
     if !logged.isEmpty { return logged }
