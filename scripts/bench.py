@@ -543,20 +543,29 @@ class Hark(Player):
       out["server_cpu"] = proc_cpu(spid) - s0
     return out
 
+  # Starts with the server up measured in each run: one start on a two-core machine varies by
+  # several milliseconds, as much as the gap the target is about (issue 11: 15 ms).
+  WARM_STARTS = 5
+
   def latency_run(self, path, mon):
     self.stop_server()
     out = super().latency_run(path, mon)
     # Warm: the server is up (the cold run just started it); first sound only.
+    warm = []
+    for _ in range(self.WARM_STARTS):
+      time.sleep(0.3)
+      t0 = now()
+      p = PROCS.start(self.play_argv(path))
+      try:
+        first = self.wait_first_sound(mon, t0, p)
+        if first is not None:
+          warm.append((first - t0) * 1000)
+      finally:
+        PROCS.stop(p)
     time.sleep(0.3)
-    t0 = now()
-    p = PROCS.start(self.play_argv(path))
-    try:
-      first = self.wait_first_sound(mon, t0, p)
-      if first is not None:
-        out["start_warm_ms"] = (first - t0) * 1000
-    finally:
-      PROCS.stop(p)
-    time.sleep(0.3)
+    if warm:
+      out["start_warm_ms"] = statistics.median(warm)
+      out["start_warm_each_ms"] = warm
     return out
 
   def pause(self, p):
@@ -997,7 +1006,9 @@ def measure(args):
     server = median([x["cpu_run"].get("server_cpu") for x in runs])
     r["server_cpu_per_min"] = server * 60 / args.seconds if server is not None else None
     r["start_ms"] = median([x.get("latency_run", {}).get("start_ms") for x in runs])
-    r["start_warm_ms"] = median([x.get("latency_run", {}).get("start_warm_ms") for x in runs])
+    # Every warm start of every run, not the median of each run's median.
+    warm = [ms for x in runs for ms in x.get("latency_run", {}).get("start_warm_each_ms", [])]
+    r["start_warm_ms"], r["start_warm_count"] = median(warm), len(warm)
     r["pause_ms"] = median([x.get("latency_run", {}).get("pause_ms") for x in runs])
     r["decode_xrt"] = r.get("decode", {}).get("xrt")
     r["decode_cpu_xrt"] = r.get("decode", {}).get("cpu_xrt")
@@ -2174,6 +2185,10 @@ def targets(results, fmt):
     "ffmpeg_cpu_xrt": ffmpeg_cpu,
     "start_ms_max": 30.0,
     "pause_ms_max": 15.0,
+    # Issue 11's: peak RSS below cmus's (with its FFmpeg plugin, which it needs for .m4a and
+    # loads whatever it plays), and first sound within 15 ms with the session server up.
+    "rss_mb_below": get("cmus", "rss_mb"),
+    "start_warm_ms_max": 15.0,
   }
 
 
@@ -2296,7 +2311,10 @@ def report(args, results, info, elapsed, ducking=None):
                 ("RSS", r["rss_mb"], t["rss_mb_max"], lambda v, l: v < l),
                 ("decode", r["decode_xrt"], t["decode_xrt_min"], lambda v, l: v >= l),
                 ("start", r["start_ms"], t["start_ms_max"], lambda v, l: v < l),
-                ("pause", r["pause_ms"], t["pause_ms_max"], lambda v, l: v < l)]
+                ("pause", r["pause_ms"], t["pause_ms_max"], lambda v, l: v < l),
+                ("RSS below cmus", r["rss_mb"], t["rss_mb_below"], lambda v, l: v < l),
+                ("start, server up", r["start_warm_ms"], t["start_warm_ms_max"],
+                 lambda v, l: v <= l)]
       if f in M4A_FORMATS:
         checks.append(("decode CPU", r["decode_cpu_xrt"], t["decode_cpu_xrt_min"],
                        lambda v, l: v >= l))
@@ -2315,7 +2333,8 @@ def report(args, results, info, elapsed, ducking=None):
         notes.append(f"decode time {r['ffmpeg_time_ratio']:.2f} × ffmpeg's, CPU "
                      f"{fmt_num(r['ffmpeg_cpu_ratio'], '.2f')} × (with its helper)")
       if r["start_warm_ms"] is not None:
-        notes.append(f"start {r['start_warm_ms']:.0f} ms with server up")
+        notes.append(f"start {r['start_warm_ms']:.0f} ms with server up "
+                     f"(median of {r['start_warm_count']})")
       if r["server_cpu_per_min"] is not None:
         notes.append(f"+ session server {r['server_cpu_per_min']:.2f} s/min")
       notes.append("targets: " + ("all met" if not misses else "missed " + ", ".join(misses)))
@@ -2367,7 +2386,9 @@ def report(args, results, info, elapsed, ducking=None):
       f"{fmt_num(t['decode_xrt_min'], ',.0f', '×')} ({t['decode_basis']}) {mark('decode')}; "
       + (f"decode CPU ≤ {FFMPEG_WITHIN:.2f} × ffmpeg's {mark('decode CPU')}; "
          if "decode CPU" in met else "")
-      + f"start < 30 ms {mark('start')}; pause < 15 ms {mark('pause')}")
+      + f"start < 30 ms {mark('start')}; pause < 15 ms {mark('pause')}; issue 11: RSS below "
+      f"cmus's ({fmt_num(t['rss_mb_below'], '.1f', ' MB')}) {mark('RSS below cmus')}, start "
+      f"with the server up ≤ 15 ms {mark('start, server up')}")
   lines.append("")
   lines.append("the issue's figures, for orientation:")
   for k, v in ISSUE_FIGURES.items():
