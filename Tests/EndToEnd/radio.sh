@@ -17,7 +17,18 @@ start_pulse
 other() { env PULSE_SINK=other "$HARK_BIN" "$@"; }
 pc() { playerctl -p hark "$@"; }
 
-port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# A free port below the kernel's ephemeral range: one the kernel picked could become the local
+# end of another program's connection before Icecast binds it ("Address already in use").
+port=$(python3 -c '
+import random, socket
+low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+while True:
+  p, s = random.randrange(10000, max(10001, low)), socket.socket()
+  try:
+    s.bind(("127.0.0.1", p)); break
+  except OSError:
+    s.close()
+print(p)')
 ice="$E2E_DIR/icecast"
 mkdir -p "$ice/log"
 # Icecast will not run as root unless told whom to become; its log folder must then be theirs.

@@ -90,6 +90,12 @@ import Testing
     let local = "0100007F:" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
     let deadline = now() + 10
     while now() < deadline {
+      var status: Int32 = 0
+      if waitpid(pid, &status, WNOHANG) == pid {
+        servers.removeAll { $0 == pid }
+        Issue.record("ffmpeg ended before it listened on port \(port) (status \(status))")
+        return
+      }
       let table = fileText("/proc/net/tcp") ?? ""
       let listening = table.split(separator: "\n").contains { line in
         let fields = line.split(separator: " ")
@@ -208,20 +214,37 @@ import Testing
   }
 }
 
-/// A TCP port nothing listens on now (the kernel's pick).
+/// A TCP port nothing listens on now, below the kernel's range of ephemeral ports. The kernel
+/// never gives such a port to a connection of its own accord, so the test's server can still
+/// bind it a moment later, and again after it was stopped. A port the kernel picks comes from
+/// that range, and could meanwhile become the local end of another test's connection (CI, with
+/// a busy core: ffmpeg said "Address already in use", and the test waited for it in vain).
 func freePort() -> Int {
+  let ephemeral =
+    fileText("/proc/sys/net/ipv4/ip_local_port_range")?
+    .split(whereSeparator: \.isWhitespace).compactMap { Int($0) }.first ?? 32_768
+  let below = max(10_001, min(ephemeral, 65_536))
+  for _ in 0..<1_000 {
+    let port = Int.random(in: 10_000..<below)
+    if canListen(on: port) { return port }
+  }
+  Issue.record("no free TCP port below \(below)")
+  return below - 1
+}
+
+/// Whether a listening socket on 127.0.0.1:`port` can be made now.
+private func canListen(on port: Int) -> Bool {
   let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+  guard fd >= 0 else { return false }
   defer { close(fd) }
   var address = sockaddr_in()
   address.sin_family = sa_family_t(AF_INET)
   address.sin_addr.s_addr = inet_addr("127.0.0.1")
-  address.sin_port = 0
-  var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-  _ = withUnsafeMutablePointer(to: &address) {
+  address.sin_port = UInt16(port).bigEndian
+  let bound = withUnsafePointer(to: &address) {
     $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-      bind(fd, $0, length)
-      return getsockname(fd, $0, &length)
+      bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
     }
   }
-  return Int(UInt16(bigEndian: address.sin_port))
+  return bound && listen(fd, 1) == 0
 }
