@@ -35,8 +35,11 @@ asset_dirs = cd assets && find . -mindepth 1 -depth -type d -printf '%P\n'
 
 all: build
 
+# hark's code laid out by BOLT where llvm-bolt is installed (scripts/bolt: issue 11, the
+# player's memory); where it is not, or fails, hark is left as linked and the reason printed.
 build:
 	$(SWIFT_BUILD)
+	-scripts/bolt $(bin)/hark
 
 # Builds first; SwiftPM rebuilds nothing when the release build is current.
 install: build

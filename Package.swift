@@ -206,7 +206,10 @@ let package = Package(
 // list costs memory, never correctness); lld, whose packed relative relocations (RELR,
 // glibc 2.36) are 9 KB where the default linker's 1.1 MB were read whole at every start;
 // GCC's libstdc++ linked statically (scripts/static-libstdc++: the Swift runtime's "-lstdc++"
-// finds a linker script there first). Measured in docs/HACKING.md.
+// finds a linker script there first). hark is linked with its relocations kept and without PIE
+// for scripts/bolt, which then lays out the toolchain's libraries' code too, function by
+// function (BOLT needs the relocations, and breaks a PIE's packed ones; a PIE's unpacked ones
+// are 1.1 MB read at every start). Measured in docs/HACKING.md.
 let release = BuildSettingCondition.when(configuration: .release)
 for target in package.targets where target.type == .regular || target.type == .executable {
   target.swiftSettings =
@@ -218,6 +221,7 @@ for target in package.targets where target.name == "hark" {
       .unsafeFlags(
         [
           "-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs",
+          "-Xlinker", "--emit-relocs", "-Xclang-linker", "-no-pie",
           "-Xlinker", "--symbol-ordering-file=\(Context.packageDirectory)/scripts/link-order.txt",
           "-Xlinker", "--no-warn-symbol-ordering", "-Xlinker", "--no-export-dynamic",
           "-L\(Context.packageDirectory)/scripts/static-libstdc++",

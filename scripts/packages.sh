@@ -19,7 +19,10 @@
 # cells); neither is loaded into hark itself.
 # make: `make install` (the Makefile) puts hark, its helpers, the man page, the completions
 # and the assets under a prefix.
-HARK_RUNTIME_PACKAGES=(procps pkgconf make libasound2-dev libsndfile1-dev libncurses-dev
+# bolt-19 (LLVM's post-link optimizer, llvm-bolt), binutils (objcopy) and python3: scripts/bolt
+# lays out the release hark's code so that the code the player runs sits together, about 2 MB
+# less of its memory (issue 11); a newer llvm-bolt is used where one is installed.
+HARK_RUNTIME_PACKAGES=(procps pkgconf make bolt-19 binutils python3 libasound2-dev libsndfile1-dev libncurses-dev
   libdbus-1-dev libpulse-dev libasound2-plugins alsa-utils sound-theme-freedesktop espeak-ng
   libavformat-dev libavcodec-dev libswresample-dev libavutil-dev libtagc0-dev libsqlite3-dev
   libswscale-dev libchafa-dev)
