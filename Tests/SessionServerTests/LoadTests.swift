@@ -20,8 +20,7 @@ import Testing
     try await server.start()
     let silent = try (0..<4).map { _ in try server.rawConnection() }
     defer { silent.forEach { $0.close() } }
-    // Give the server time to accept them all: a status round trip orders it after them.
-    try await Task.sleep(for: .milliseconds(100))
+    // The server accepts connections in the order they were made: the player's comes after them.
     let app = try await server.client("player")
     try await app.setCategory(.playback)
     #expect(silent[0].isClosedByPeer(), "the oldest silent connection made room")
@@ -37,7 +36,7 @@ import Testing
     #expect(extra.isClosedByPeer(), "a connection past the most served is closed at once")
     let report = try await app.status()
     #expect(report.sessions.map(\.name) == ["player"])
-    app.close()
-    try await server.stop()
+    // Through the player: a new client would be refused until the server sees one go.
+    try await server.stop(through: app)
   }
 }

@@ -58,7 +58,12 @@ final class TestServer: Sendable {
 
   /// Asks the server to stop and waits until it has let go of its lock.
   func stop() async throws {
-    let control = try await client("stopper")
+    try await stop(through: try await client("stopper"))
+  }
+
+  /// Stops the server through a session it serves already: a server serving its most clients
+  /// refuses a new one until it has seen one of them go, which a test cannot wait for.
+  func stop(through control: AudioSession) async throws {
     try await control.stopServer()
     control.close()
     for _ in 0..<500 where SessionServer.isRunning(paths) {
