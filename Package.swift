@@ -128,6 +128,13 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
       ]),
     .testTarget(name: "PlatformTests", dependencies: ["Platform"]),
+    // The executable's own command-line reading, against ArgumentParser's.
+    .testTarget(
+      name: "HarkTests",
+      dependencies: [
+        "hark", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "PropertyBased", package: "swift-property-based"),
+      ]),
     .testTarget(
       name: "PlayerLinkTests",
       dependencies: ["PlayerLink", "PlayerEngine", "SessionCore", "AudioCore", "Platform"]),

@@ -12,7 +12,22 @@ done
 now_playing() { status_query "next((x['name'] for x in s['sessions'] if x['nowPlaying']), None)"; }
 players() { status_query "sum(1 for x in s['sessions'] if x['name'] == 'hark')"; }
 
-start player hark play --no-ui --device pulse "$E2E_DIR/a.wav" "$E2E_DIR/b.wav"
+# `hark play`'s command line is read without ArgumentParser where it can be (docs/HACKING.md,
+# "Start (stop 37)"); every mistake in it still exits 2 with the reason, and nothing plays.
+for bad in "--duck 5" "--duck nan" "--duck=-61" "--devic pulse" "--device"; do
+  # shellcheck disable=SC2086 # the words of $bad are separate arguments
+  out=$(hark play --no-ui $bad "$E2E_DIR/a.wav" 2>&1 </dev/null) && fail "'play $bad' was taken"
+  status=$?
+  [ "$status" = 2 ] || fail "'play $bad' exited $status: $out"
+  case "$out" in
+    "hark: --duck must be from -60 to 0 dB"* | "hark: Unknown option '--devic'"* \
+      | "hark: Missing expected argument"* | "hark: Missing value for '--device"*) ;;
+    *) fail "'play $bad' said: $out" ;;
+  esac
+done
+pass "mistakes on play's command line exit 2 with the reason"
+
+start player hark play --no-ui --device=pulse "$E2E_DIR/a.wav" "$E2E_DIR/b.wav"
 expect_log player "playing 'a' (1/2)" 10
 # It plays at once while the session server it started comes up, and registers (saying it
 # takes files) a moment later: what is handed over waits for that, not for the sound.

@@ -43,12 +43,95 @@ struct Play: AsyncParsableCommand {
   var paths: [String]
 
   func validate() throws {
-    if let duck, duck > 0 || duck < -60 {
-      throw ValidationError("--duck must be from -60 to 0 dB")
-    }
+    if let problem = PlayRequest.problem(duck: duck) { throw ValidationError(problem) }
   }
 
   func run() async throws {
+    await PlayRequest(noUI: noUI, device: device, duck: duck, new: new, paths: paths).run()
+  }
+}
+
+/// What `hark play` was asked: `Play` as ArgumentParser reads it, or the same command line read
+/// by `init(quickParsing:)`.
+struct PlayRequest: Equatable {
+  var noUI = false
+  var device: String?
+  var duck: Double?
+  var new = false
+  var paths: [String]
+
+  init(
+    noUI: Bool = false, device: String? = nil, duck: Double? = nil, new: Bool = false,
+    paths: [String]
+  ) {
+    (self.noUI, self.device, self.duck, self.new, self.paths) = (noUI, device, duck, new, paths)
+  }
+
+  /// Why `duck` cannot be used, or nil. NaN is refused too (`--duck nan` passed the old check).
+  static func problem(duck: Double?) -> String? {
+    guard let duck, !(duck >= -60 && duck <= 0) else { return nil }
+    return "--duck must be from -60 to 0 dB"
+  }
+
+  /// The options `init(quickParsing:)` reads, by their names on the command line: `Play`'s
+  /// options, no more and no fewer (a test compares them with ArgumentParser's own list).
+  static let quickOptions: Set<String> = ["--no-ui", "--device", "--duck", "--new"]
+
+  /// The command line after `play`, read without ArgumentParser when it is made of `Play`'s
+  /// options and paths only, each option at most once: `--no-ui`, `--new`, `--device D` or
+  /// `--device=D` (D not starting with '-'), `--duck DB` or `--duck=DB` (DB a number in range,
+  /// taken whatever it looks like, as `Play` takes it), and at least one path not starting
+  /// with '-'. Anything else (help, `--`, a repeated or unknown option, a value missing or out
+  /// of range) is nil, and ArgumentParser reads it and says what is wrong.
+  ///
+  /// Why: ArgumentParser's reflection over the commands on the path (its `Mirror`s, and the
+  /// conformance scans each new cast makes) was a quarter of the instructions of a short
+  /// `hark play`, before its first sound (docs/HACKING.md, "Start (stop 37)").
+  init?(quickParsing arguments: some Sequence<String>) {
+    self.init(paths: [])
+    var seen = Set<String>()
+    var paths: [String] = []
+    var pendingValue: String?  // the option waiting for its value
+    for argument in arguments {
+      if let option = pendingValue {
+        pendingValue = nil
+        guard set(option, to: argument) else { return nil }
+        continue
+      }
+      guard argument.hasPrefix("-") else {
+        paths.append(argument)
+        continue
+      }
+      let parts = argument.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+      let name = String(parts[0])
+      guard Self.quickOptions.contains(name), seen.insert(name).inserted else { return nil }
+      switch (name, parts.count) {
+      case ("--no-ui", 1): noUI = true
+      case ("--new", 1): new = true
+      case ("--device", 1), ("--duck", 1): pendingValue = name
+      case ("--device", 2), ("--duck", 2):
+        guard set(name, to: String(parts[1])) else { return nil }
+      default: return nil
+      }
+    }
+    guard pendingValue == nil, !paths.isEmpty else { return nil }
+    self.paths = paths
+  }
+
+  /// Sets the option `name` to `value` when it is a value `Play` would take without complaint.
+  private mutating func set(_ name: String, to value: String) -> Bool {
+    switch name {
+    case "--device":
+      guard !value.isEmpty, !value.hasPrefix("-") else { return false }
+      device = value
+    default:
+      guard let d = Double(value), Self.problem(duck: d) == nil else { return false }
+      duck = d
+    }
+    return true
+  }
+
+  func run() async {
     // Loaded once (a folder of 50,000 files is a walk): handed to a running player, played
     // here, or given to the interface.
     let loaded = QueueLoader.load(paths)
