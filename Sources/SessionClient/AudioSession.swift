@@ -201,11 +201,14 @@ public final class AudioSession: Sendable {
       return try Connection.open(configuration, paths: paths)
     }
     guard let connection = try result.get() else {
-      // A server is starting: the session connects to it in the background.
+      // A server is starting: the session connects to it in the background, giving the one
+      // just spawned its second to answer before starting another (two were started, and the
+      // second's whole start-up came out of the first sound's CPU on two cores).
+      let spawnedAt = monotonicNanoseconds()
       let session = AudioSession(startingWith: configuration, paths: paths)
       startThread { [session] in
         var framer = LineFramer(limit: maximumServerMessageBytes)
-        if session.reconnect(&framer) {
+        if session.reconnect(&framer, spawnedAt: spawnedAt) {
           session.readLoop(framer)
         } else {
           session.finishStreams()
@@ -509,11 +512,16 @@ public final class AudioSession: Sendable {
 
   /// Connects to a server again (starting one), registers what this session had told the old
   /// one, and delivers `.mediaServicesWereReset`. False when the session was closed meanwhile.
-  private func reconnect(_ framer: inout LineFramer) -> Bool {
+  /// `spawnedAt`: when this client started a server itself, so that the first try waits for
+  /// that one instead of starting another.
+  private func reconnect(_ framer: inout LineFramer, spawnedAt: UInt64? = nil) -> Bool {
     var delay: UInt32 = 20_000
+    var spawnedAt = spawnedAt
     while true {
       if state.withLock({ $0.closed }) { return false }
-      if let connection = try? Connection.open(configuration, paths: paths) {
+      let opened = try? Connection.open(configuration, paths: paths, spawnedAt: spawnedAt)
+      spawnedAt = nil
+      if let connection = opened {
         let registration = state.withLock { s -> Registration? in
           if s.closed { return nil }
           s.fd = connection.fd
@@ -563,11 +571,13 @@ private struct Connection {
   let welcome: Welcome
   let framer: LineFramer
 
-  static func open(_ configuration: AudioSession.Configuration, paths: SessionPaths)
-    throws(SessionClientError) -> Connection
-  {
+  /// `spawnedAt`: when the caller started a server (it is given its second to answer before
+  /// another is started).
+  static func open(
+    _ configuration: AudioSession.Configuration, paths: SessionPaths, spawnedAt: UInt64? = nil
+  ) throws(SessionClientError) -> Connection {
     let deadline = monotonicNanoseconds() + nanoseconds(configuration.connectTimeout)
-    var lastSpawn: UInt64? = nil
+    var lastSpawn = spawnedAt
     // A server just started answers a few milliseconds later: look often at first.
     var pause: UInt32 = 1_000
     while true {

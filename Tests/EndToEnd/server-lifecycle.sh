@@ -87,6 +87,7 @@ timeout 10 bash -c "\"$HARK_BIN\" status | cat >/dev/null" || fail "the autospaw
 pass "a pipeline through an autospawning client ends"
 "$HARK_BIN" session-server --stop >/dev/null
 
+
 # --- Idle exit: a while after the last client leaves, the server goes away by itself.
 HARK_SESSION_IDLE_EXIT=1 "$HARK_BIN" status >/dev/null
 spid=$(server_pid)
@@ -108,3 +109,26 @@ expect_field music category '"playback"'
 status_query "[x['playback']['title'] for x in s['sessions'] if x['name']=='music']" | grep -q "Simulated music" \
   || fail "the now-playing info was not published again"
 pass "G16: after a server crash the music app respawned it and re-registered (active, category, now playing)"
+
+# --- A player with no server running plays at once and starts one server, not a second one
+# that finds the first running and gives up: its start-up was CPU taken from the first sound.
+kill "$PID_music"
+music_gone() { ! alive "$PID_music"; }
+wait_for 5 "the music app to stop" music_gone
+"$HARK_BIN" session-server --stop >/dev/null
+start_pulse_server
+sox -n -r 44100 -c 2 "$E2E_DIR/tone.wav" synth 20 sine 440 vol 0.3
+log="$XDG_STATE_HOME/hark/session-server.log"
+lines_before=$(wc -l <"$log")
+start player hark play --no-ui --device pulse "$E2E_DIR/tone.wav"
+# Watched in the server's log: `hark status` would start a server of its own if none answered.
+player_registered() { tail -n +"$((lines_before + 1))" "$log" | grep -q "hark (pid $PID_player) registered"; }
+wait_for 10 "the player to register with the server it started" player_registered
+since=$(tail -n +"$((lines_before + 1))" "$log")
+grep -qF "already running" <<<"$since" && fail "the player's cold start spawned a second server: $since"
+check "$(grep -c " serving" <<<"$since" || true) == 1" || fail "not one server start in the log: $since"
+kill "$PID_player"
+player_gone() { ! alive "$PID_player"; }
+wait_for 5 "the player to stop" player_gone
+"$HARK_BIN" session-server --stop >/dev/null
+pass "a player's cold start spawns one server"
