@@ -309,6 +309,14 @@ public final class AudioSession: Sendable {
     return status
   }
 
+  /// Takes the files other hark processes hand over from now on (`acceptFiles`), here and after
+  /// every reconnection: for a session connected without `acceptsFiles`, once it knows that it
+  /// is to be the user's player (`hark play` looks at its welcome's `player` first).
+  public func acceptFiles() {
+    state.withLock { $0.registration.acceptsFiles = true }
+    send(.acceptFiles) { _ in }
+  }
+
   /// Hands files (absolute paths) to the running hark player, queued at `placement`; fails
   /// with the server's `noPlayer` when none runs.
   /// More files than one message holds (64 KB) go in several, in order: after the first,

@@ -213,6 +213,7 @@ public enum WireCodec {
       e.serverPid = w.serverPid
       e.silent = w.silent
       e.route = w.route
+      e.player = w.player
     case .reply(let id, let result):
       e.type = "reply"
       e.id = id
@@ -304,7 +305,7 @@ public enum WireCodec {
         Welcome(
           version: try need(e.version, "version"), session: try need(e.session, "session"),
           serverPid: try need(e.serverPid, "serverPid"), silent: try need(e.silent, "silent"),
-          route: try need(e.route, "route")))
+          route: try need(e.route, "route"), player: e.player))
     case "reply":
       let id = try need(e.id, "id")
       if try need(e.ok, "ok") {
@@ -426,6 +427,7 @@ private struct ServerEnvelope: Codable {
   var serverPid: Int32?
   var silent: Bool?
   var route: Route?
+  var player: Int32?
   var ok: Bool?
   var error: WireError?
   var otherAudioPlaying: Bool?

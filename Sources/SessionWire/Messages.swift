@@ -95,12 +95,20 @@ public struct Welcome: Sendable, Hashable, Codable {
   public var serverPid: Int32
   public var silent: Bool
   public var route: Route
-  public init(version: Int, session: SessionID, serverPid: Int32, silent: Bool, route: Route) {
+  /// The pid of the hark player that takes files handed over (the connection that sent
+  /// `acceptFiles` last), or nil when none is connected: `hark play` learns from its own
+  /// session's welcome whether to hand its files over, without a question of its own.
+  public var player: Int32?
+  public init(
+    version: Int, session: SessionID, serverPid: Int32, silent: Bool, route: Route,
+    player: Int32? = nil
+  ) {
     self.version = version
     self.session = session
     self.serverPid = serverPid
     self.silent = silent
     self.route = route
+    self.player = player
   }
 }
 

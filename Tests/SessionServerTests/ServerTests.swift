@@ -236,6 +236,12 @@ import Testing
     let older = try await AudioSession.connect(configuration)
     let newer = try await AudioSession.connect(configuration)
     let other = try await server.client("music")  // a session that takes no files
+    // A welcome names the player files go to, so that `hark play` need not ask: none before.
+    #expect(control.welcome.player == nil)
+    try await newer.setCategory(.playback)  // answered after its acceptFiles
+    let later = try await server.client("hark play")
+    #expect(later.welcome.player == getpid())
+    later.close()
     let received = Task { () -> (paths: [String], placement: QueuePlacement)? in
       for await incoming in newer.files {
         incoming.respond(.success)

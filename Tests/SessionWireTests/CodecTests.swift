@@ -146,6 +146,10 @@ private func decodeError(_ text: String) -> WireDecodeError? {
   static let messages: [ServerMessage] = [
     .welcome(
       Welcome(version: 1, session: SessionID(9), serverPid: 7, silent: false, route: .speakers)),
+    .welcome(
+      Welcome(
+        version: 1, session: SessionID(10), serverPid: 7, silent: true, route: .speakers,
+        player: 4242)),
     .reply(1, .success(.none)),
     .reply(2, .success(.otherAudioPlaying(true))),
     .reply(3, .success(.status(report))),

@@ -448,7 +448,7 @@ public final class SessionServer {
           Welcome(
             version: protocolVersion, session: client.session, serverPid: pid,
             silent: policy.silentMode,
-            route: policy.routes.current)), to: fd)
+            route: policy.routes.current, player: filesPlayer()?.pid)), to: fd)
       return
     }
     switch message {
@@ -601,14 +601,16 @@ public final class SessionServer {
       .max { $0.session < $1.session }?.session
   }
 
-  /// Files for a hark player: to the newest connection that accepts them.
+  /// The hark player files handed over go to: the newest connection that accepts them.
+  private func filesPlayer() -> Client? {
+    clients.values.filter({ $0.acceptsFiles && !$0.closing }).max(by: { $0.accepted < $1.accepted })
+  }
+
+  /// Files for a hark player (`filesPlayer`).
   private func handOver(
     _ paths: [String], _ placement: QueuePlacement, id: RequestID, from fd: Int32
   ) {
-    guard
-      let player = clients.values.filter({ $0.acceptsFiles && !$0.closing })
-        .max(by: { $0.accepted < $1.accepted })
-    else {
+    guard let player = filesPlayer() else {
       reply(
         id, .failure(WireError(code: "noPlayer", message: "no hark player is running")), to: fd)
       return

@@ -55,11 +55,34 @@ enum HandOver {
     return (files, problems)
   }
 
+  /// `loaded` handed over as `loaded(_:at:)` does, through `session`, the caller's own (a
+  /// player-to-be's), when its server's welcome named a player that takes files; else
+  /// `.noPlayer` at once, with no question asked: the first sound does not wait for one.
+  static func loaded(
+    _ loaded: (files: [String], problems: [String]), at placement: QueuePlacement,
+    through session: AudioSession
+  ) async -> Outcome {
+    guard session.welcome.player != nil else { return .noPlayer }
+    let (files, problems) = leavingOutMissing(loaded)
+    guard !files.isEmpty, await Self.files(files, at: placement, through: session) == .handed
+    else { return .noPlayer }
+    for p in problems { FileHandleStderr.write("hark: \(p.escapingControlCharacters)\n") }
+    say(files, placement)
+    return .handed
+  }
+
   /// Hands `files` (made absolute: the player runs in another folder) to the running player.
   /// Exits 1 with the reason when one runs but would not take them.
   static func files(_ files: [String], at placement: QueuePlacement) async -> Outcome {
     guard let session = await connectWithoutStarting() else { return .noPlayer }
     defer { session.close() }
+    return await Self.files(files, at: placement, through: session)
+  }
+
+  /// `files(_:at:)` over a session already connected.
+  private static func files(
+    _ files: [String], at placement: QueuePlacement, through session: AudioSession
+  ) async -> Outcome {
     do {
       switch try await session.handOver(files.map(Folder.absolute), placement: placement) {
       case .success: return .handed

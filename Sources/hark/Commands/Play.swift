@@ -141,24 +141,33 @@ struct PlayRequest: Equatable {
       for p in loaded.problems { FileHandleStderr.write("hark: \(p.escapingControlCharacters)\n") }
       die(nothingToPlay(in: paths))
     }
-    // One player per user: a running one plays them now, keeping its queue after them.
-    if !new, await HandOver.loaded(loaded, at: .now) == .handed {
-      return
-    }
-    StreamIdentity.announce(app: "player", role: .music)
     guard noUI else {
+      // One player per user: a running one plays them now, keeping its queue after them.
+      if !new, await HandOver.loaded(loaded, at: .now) == .handed { return }
+      StreamIdentity.announce(app: "player", role: .music)
       await InterfaceLauncher.run(
         paths: paths, loaded: loaded, device: device, duck: duck, autoplay: true, new: new)
     }
+    // The player's own session, asked first whether a player already runs: its server's
+    // welcome says so, so that the usual case (none) asks nothing more before the first sound.
+    // A player started with --new is one of its own: what others hand over goes to the first.
+    let session = await connectOrPlayAlone(acceptsFiles: false)
+    if !new, let session {
+      // One player per user: a running one plays them now, keeping its queue after them.
+      if await HandOver.loaded(loaded, at: .now, through: session) == .handed {
+        session.close()
+        return
+      }
+      session.acceptFiles()
+    }
+    StreamIdentity.announce(app: "player", role: .music)
     silenceALSALibraryErrors()
     let settings = loadSettings()
     let (files, problems) = loaded
     for p in problems { FileHandleStderr.write("hark: \(p.escapingControlCharacters)\n") }
     guard !files.isEmpty else { die(nothingToPlay(in: paths)) }
-    // FFmpeg loads in its helper's server while this process connects and opens the output.
+    // FFmpeg loads in its helper's server while this process opens the output.
     if let first = files.first, QueueLoader.needsFFmpeg(first) { FFmpegFile.prepare() }
-    // A player started with --new is one of its own: what others hand over goes to the first.
-    let session = await connectOrPlayAlone(acceptsFiles: !new)
     let player = HeadlessPlayer(
       files: files, device: device ?? settings.device,
       duckDecibels: duck ?? settings.duckLevelDecibels,
