@@ -1,6 +1,15 @@
 // swift-tools-version:6.1
 import PackageDescription
 
+// Where libdbus-1-dev puts its headers (`pkg-config --cflags dbus-1`): CDBus is a C target of
+// its own (it loads libdbus when first used), and a pkg-config system library would have
+// linked libdbus into every process again. Every target that sees CDBus's header needs them.
+#if arch(arm64)
+  let dbusIncludes = ["-I/usr/include/dbus-1.0", "-I/usr/lib/aarch64-linux-gnu/dbus-1.0/include"]
+#else
+  let dbusIncludes = ["-I/usr/include/dbus-1.0", "-I/usr/lib/x86_64-linux-gnu/dbus-1.0/include"]
+#endif
+
 let package = Package(
   name: "hark",
   platforms: [.macOS(.v15)],
@@ -37,7 +46,11 @@ let package = Package(
     .target(name: "AudioCore"),
     .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
     .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
-    .systemLibrary(name: "CDBus", pkgConfig: "dbus-1", providers: [.apt(["libdbus-1-dev"])]),
+    // libdbus-1 (libdbus-1-dev's headers), loaded when MPRIS or the sleep watcher starts
+    // (Loader.c), not at every start. Its headers' folders are dbusIncludes, below.
+    .target(
+      name: "CDBus", cSettings: [.unsafeFlags(dbusIncludes)],
+      linkerSettings: [.linkedLibrary("dl")]),
     // An MPRIS2 server on the D-Bus session bus; depends on nothing of hark's (Platform is
     // generic plumbing), so it is reusable.
     .target(name: "MPRIS", dependencies: ["CDBus", "Platform"]),
@@ -93,7 +106,9 @@ let package = Package(
         "SessionCore", "SessionWire", "SessionClient", "Platform", "CHarkSys",
         .product(name: "Logging", package: "swift-log"),
       ]),
-    .systemLibrary(name: "CPulse", pkgConfig: "libpulse", providers: [.apt(["libpulse-dev"])]),
+    // libpulse (libpulse-dev's headers), loaded when the sound-server watcher starts
+    // (Loader.c), not at every start.
+    .target(name: "CPulse", linkerSettings: [.linkedLibrary("dl")]),
     // The sound server (PulseAudio, PipeWire's pulse service) watched with libpulse: its sinks
     // as outputs, phone-role streams as calls, a stream whose sink went away.
     .target(name: "SoundServer", dependencies: ["CPulse", "SessionCore"]),
@@ -204,6 +219,12 @@ let package = Package(
       dependencies: ["ALSAOutput", "JackRoutes", "SessionCore", "JackProbe", "Platform"]),
   ]
 )
+
+// CDBus's header includes libdbus's (dbusIncludes, above), in every Swift target that sees it.
+for target in package.targets where target.type != .system && target.name != "CDBus" {
+  target.swiftSettings =
+    (target.swiftSettings ?? []) + [.unsafeFlags(dbusIncludes.flatMap { ["-Xcc", $0] })]
+}
 
 // Release builds (the quick start's, the Makefile's, the benchmark's): the headless player's
 // memory (issue 11). The kernel reads 64 KB around each page of code that faults in, so what

@@ -43,7 +43,8 @@ public final class PulseWatcher: @unchecked Sendable {
     clientName: String, server: String? = nil,
     report: @escaping @Sendable (PulseObservation) -> Void
   ) {
-    guard let ml = pa_threaded_mainloop_new() else { return nil }
+    // libpulse is loaded here, not at every hark's start (CPulse's Loader.c).
+    guard cpulse_load() == nil, let ml = pa_threaded_mainloop_new() else { return nil }
     mainloop = ml
     self.report = report
     self.clientName = clientName

@@ -25,6 +25,10 @@ public final class SleepWatcher: Sendable {
   public static func start(onSleep: @escaping @Sendable (Bool) -> Void) -> Result<
     SleepWatcher, SleepWatchError
   > {
+    // libdbus is loaded here, not at every hark's start (CDBus's Loader.c).
+    if let why = cdbus_load() {
+      return .failure(SleepWatchError(reason: "cannot load libdbus: \(String(cString: why))"))
+    }
     var error = DBusError()
     dbus_error_init(&error)
     defer { dbus_error_free(&error) }

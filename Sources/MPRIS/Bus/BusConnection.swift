@@ -19,6 +19,10 @@ final class BusConnection {
   /// Connects to the bus at `address` and says Hello (dbus_bus_register); blocks until the bus
   /// answers.
   static func open(address: String) throws(MPRISError) -> BusConnection {
+    // libdbus is loaded here, not at every hark's start (CDBus's Loader.c).
+    if let why = cdbus_load() {
+      throw .cannotConnect(address: address, reason: "cannot load libdbus: \(String(cString: why))")
+    }
     var error = DBusError()
     dbus_error_init(&error)
     defer { dbus_error_free(&error) }

@@ -18,4 +18,7 @@ static const int cdbus_type_unix_fd = DBUS_TYPE_UNIX_FD;
 
 /* dbus_message_append_args and dbus_message_get_args are variadic, which Swift cannot call;
    the MPRIS target builds and reads every message with the DBusMessageIter API instead. */
+/* Loads libdbus-1.so.3 if it is not loaded yet (Loader.c). NULL when it is ready, else why it
+   cannot be (dlerror's words). */
+const char *cdbus_load(void);
 #endif
