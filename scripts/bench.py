@@ -1132,9 +1132,6 @@ class Ducking:
 
   def run(self):
     started = now()
-    say(f"making a library of {self.args.tracks:,} tracks in {self.lib}")
-    self.make()
-    say(f"made in {self.made['s']:.0f} s: {self.made['mix']}, {self.made['mb']:,.0f} MB")
     out = {"duck_db": DUCK_DB, "prompt_s": PROMPT_SECONDS, "tone_hz": DUCK_TONE_HZ,
            "prompt_sound": self.voice, "heard_db": DUCK_HEARD_DB, "back_db": BACK_WITHIN_DB,
            "targets": DUCK_TARGETS, "duck": [], "duration": {}}
@@ -1781,9 +1778,6 @@ class Manners:
 
   def run(self):
     started = now()
-    say(f"making a library of {self.args.tracks:,} tracks in {self.lib}")
-    self.make()
-    say(f"made in {self.made['s']:.0f} s: {self.made['mix']}, {self.made['mb']:,.0f} MB")
     out = {}
     for name in self.args.players:
       say(f"manners: {name}")
