@@ -4,9 +4,9 @@
 
 # What building and running hark needs: ALSA, libsndfile, ncurses, libdbus and libpulse (with
 # their headers for the build; libdbus serves MPRIS, libpulse watches the sound server's outputs
-# and calls when there is one; hark opens ncurses, libdbus and libpulse when it first uses them); the freedesktop sound theme and espeak-ng give the simulated
-# apps their sounds and voice (hark falls back to its own assets/sounds and a chime without
-# them).
+# and calls when there is one; hark opens ncurses, libdbus and libpulse when it first uses
+# them); the freedesktop sound theme and espeak-ng give the simulated apps their sounds and
+# voice (hark falls back to its own assets/sounds and a chime without them).
 # pkgconf: SwiftPM finds those libraries' flags with pkg-config (libdbus-1-dev pulls it in
 # today; named here so the build does not hang on that).
 # libavformat-dev, libavcodec-dev, libswresample-dev, libavutil-dev: FFmpeg, for the hark-ffmpeg

@@ -13,7 +13,7 @@ now_playing() { status_query "next((x['name'] for x in s['sessions'] if x['nowPl
 players() { status_query "sum(1 for x in s['sessions'] if x['name'] == 'hark')"; }
 
 # `hark play`'s command line is read without ArgumentParser where it can be (docs/HACKING.md,
-# "Start (stop 37)"); every mistake in it still exits 2 with the reason, and nothing plays.
+# "Start, stage by stage (stop 37)"); every mistake in it still exits 2 with the reason, and nothing plays.
 for bad in "--duck 5" "--duck nan" "--duck=-61" "--devic pulse" "--device"; do
   # shellcheck disable=SC2086 # the words of $bad are separate arguments
   out=$(hark play --no-ui $bad "$E2E_DIR/a.wav" 2>&1 </dev/null) && fail "'play $bad' was taken"

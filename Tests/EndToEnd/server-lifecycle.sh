@@ -87,7 +87,6 @@ timeout 10 bash -c "\"$HARK_BIN\" status | cat >/dev/null" || fail "the autospaw
 pass "a pipeline through an autospawning client ends"
 "$HARK_BIN" session-server --stop >/dev/null
 
-
 # --- Idle exit: a while after the last client leaves, the server goes away by itself.
 HARK_SESSION_IDLE_EXIT=1 "$HARK_BIN" status >/dev/null
 spid=$(server_pid)

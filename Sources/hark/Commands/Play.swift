@@ -86,7 +86,8 @@ struct PlayRequest: Equatable {
   ///
   /// Why: ArgumentParser's reflection over the commands on the path (its `Mirror`s, and the
   /// conformance scans each new cast makes) was a quarter of the instructions of a short
-  /// `hark play`, before its first sound (docs/HACKING.md, "Start (stop 37)").
+  /// `hark play`, before its first sound (docs/HACKING.md,
+  /// "Start, stage by stage (stop 37)").
   init?(quickParsing arguments: some Sequence<String>) {
     self.init(paths: [])
     var seen = Set<String>()
