@@ -1,4 +1,4 @@
-# Building and installing hark (issue 15).
+# Building and installing hark.
 #   make               builds the release binaries, as scripts/quickstart does
 #   make install       installs hark under PREFIX (/usr/local unless told)
 #   make uninstall     removes what `make install` put there, and nothing else
@@ -23,7 +23,8 @@ fishdir = $(root)/share/fish/vendor_completions.d
 sharedir = $(root)/share/hark
 assetsdir = $(sharedir)/assets
 docdir = $(root)/share/doc/hark
-docs = README.md LICENSE docs/MANNERS.md docs/TOUR.md docs/PROTOCOL.md docs/HACKING.md
+docs = README.md LICENSE docs/MANNERS.md docs/TOUR.md docs/PROTOCOL.md docs/HACKING.md \
+  docs/PERFORMANCE.md
 programs = hark hark-ffmpeg hark-tags hark-cover
 completions = '$(bashdir)/hark' '$(zshdir)/_hark' '$(fishdir)/hark.fish'
 # What is in assets/, a line each ("music/01 Morning Light.flac": the names have spaces); the
@@ -35,8 +36,8 @@ asset_dirs = cd assets && find . -mindepth 1 -depth -type d -printf '%P\n'
 
 all: build
 
-# hark's code laid out by BOLT where llvm-bolt is installed (scripts/bolt: issue 11, the
-# player's memory); where it is not, or fails, hark is left as linked and the reason printed.
+# hark's code laid out by BOLT where llvm-bolt is installed (scripts/bolt: the player's memory,
+# docs/PERFORMANCE.md); where it is not, or fails, hark is left as linked and the reason printed.
 build:
 	$(SWIFT_BUILD)
 	-scripts/bolt $(bin)/hark

@@ -5,7 +5,7 @@
   bench.py run ...                      measures every player and prints the table
   bench.py run --manners ...            measures the manners instead: headset, call, MPRIS
                                         (a PulseAudio and a session bus of its own per check)
-  bench.py run --library DIR ...        measures the library index at scale instead (issue 13):
+  bench.py run --library DIR ...        measures the library index at scale instead:
                                         makes DIR with scripts/make-library, hark beside MPD
                                         and cmus (no sound: no PulseAudio)
 
@@ -38,9 +38,14 @@ CHANNELS = 2
 # A millisecond of audio is "sound" when any sample in it is above -44 dBFS. The test signal
 # never drops below about -20 dBFS in any millisecond, and a paused null sink gives exact zeros.
 LOUD = 200
+# The first sample of a player's sound: anything but digital silence. A start is timed to it
+# (and to the first loud millisecond beside it): an MP3's encoder priming is the file's own
+# near-silence, about 10 ms below LOUD at the start of the benchmark's file, not the player's
+# delay.
+FIRST_SAMPLE = 0
 WINDOW = RATE // 1000
 DEFAULT_FORMATS = ["wav", "flac", "ogg", "mp3", "opus"]
-# AAC and ALAC in .m4a (issue 12), measured when --formats names them: hark decodes them in its
+# AAC and ALAC in .m4a, measured when --formats names them: hark decodes them in its
 # hark-ffmpeg helper, libsndfile cannot read them, and `ffmpeg -f null` is their floor.
 M4A_FORMATS = ["m4a-aac", "m4a-alac"]
 FORMATS = DEFAULT_FORMATS + M4A_FORMATS
@@ -49,7 +54,8 @@ FORMAT_NAMES = {"wav": "WAV", "flac": "FLAC", "ogg": "Ogg Vorbis", "mp3": "MP3",
 # The files scripts/bench makes: hark picks its decoder by the extension, so .m4a last.
 FILE_NAMES = {**{f: f"music.{f}" for f in DEFAULT_FORMATS},
               "m4a-aac": "music.aac.m4a", "m4a-alac": "music.alac.m4a"}
-# hark's decode time on the .m4a files at most this many times ffmpeg's (issue 12: within 10 %).
+# hark's decode time on the .m4a files at most this many times ffmpeg's (within 10 %: the helper
+# process and its pipe should cost next to nothing beside FFmpeg's own decoding).
 FFMPEG_WITHIN = 1.10
 # How long to wait for a player's first sound and, after a pause command, for silence.
 FIRST_SOUND_TIMEOUT = 5.0
@@ -313,16 +319,17 @@ class Monitor:
         offset = o if offset is None else min(offset, o)
     return samples, offset if offset is not None else fallback
 
-  def first_sound_after(self, t):
-    """The time of the first loud sample played at or after clock time `t`, or None."""
+  def first_sound_after(self, t, level=LOUD):
+    """The time of the first sample above `level` (by default loud; FIRST_SAMPLE: any sample
+    that is not silence) played at or after clock time `t`, or None."""
     samples, offset = self._samples()
     block = WINDOW * CHANNELS
     i = max(0, int((t - offset) * RATE) - WINDOW) * CHANNELS
     while i < len(samples):
       part = samples[i : i + block]
-      if max(part) > LOUD or -min(part) > LOUD:
+      if max(part) > level or -min(part) > level:
         for j, v in enumerate(part):
-          if abs(v) > LOUD:
+          if abs(v) > level:
             return offset + ((i + j) // CHANNELS) / RATE
       i += block
     return None
@@ -417,6 +424,14 @@ class Monitor:
 # MARK: Players
 
 
+def start_figures(mon, t0, loud):
+  """A start's figures from clock time `t0`: to the first sample that is not silence
+  (start_ms, the one the target is about) and to the first loud one (start_loud_ms)."""
+  sample = mon.first_sound_after(t0, FIRST_SAMPLE)
+  first = loud if sample is None or sample > loud else sample
+  return {"start_ms": (first - t0) * 1000, "start_loud_ms": (loud - t0) * 1000}
+
+
 class Player:
   """One program under test. Subclasses say how to play, pause and decode to ALSA's null."""
 
@@ -457,7 +472,7 @@ class Player:
       first = self.wait_first_sound(mon, t0, p)
       if first is None:
         return {"error": "no sound on the sink within 5 s"}
-      out["start_ms"] = (first - t0) * 1000
+      out.update(start_figures(mon, t0, first))
       out.update(self.measure_pause(mon, p))
       return out
     finally:
@@ -494,11 +509,21 @@ class Player:
       return {"pause_error": f"still sounding {AFTER_PAUSE:.1f} s after the command"}
     # The sink's clock is known to within a block (a millisecond or two), so a player that
     # stops at once can come out slightly negative; the raw figure stays in the JSON.
-    return {"pause_ms": max(0.0, last - tc) * 1000, "pause_raw_ms": (last - tc) * 1000}
+    out = {"pause_ms": max(0.0, last - tc) * 1000, "pause_raw_ms": (last - tc) * 1000}
+    arrived = self.command_arrival(tc)
+    if arrived is not None:
+      out["pause_arrival_ms"] = max(0.0, last - arrived) * 1000
+      out["pause_arrival_raw_ms"] = (last - arrived) * 1000
+    return out
 
   def pause(self, p):
     """Sends the pause command to the running player; returns an error text or None."""
     os.kill(p.pid, signal.SIGSTOP)
+    return None
+
+  def command_arrival(self, sent):
+    """When the pause command sent at clock time `sent` reached the player, where the player
+    says so (hark's $HARK_COMMAND_TRACE); None where it does not."""
     return None
 
 
@@ -544,14 +569,15 @@ class Hark(Player):
     return out
 
   # Starts with the server up measured in each run: one start on a two-core machine varies by
-  # several milliseconds, as much as the gap the target is about (issue 11: 15 ms).
-  WARM_STARTS = 5
+  # several milliseconds, as much as the gap the target is about (15 ms with the server up);
+  # the target is about the median of ten.
+  WARM_STARTS = 10
 
   def latency_run(self, path, mon):
     self.stop_server()
     out = super().latency_run(path, mon)
     # Warm: the server is up (the cold run just started it); first sound only.
-    warm = []
+    warm, warm_loud = [], []
     for _ in range(self.WARM_STARTS):
       time.sleep(0.3)
       t0 = now()
@@ -559,19 +585,42 @@ class Hark(Player):
       try:
         first = self.wait_first_sound(mon, t0, p)
         if first is not None:
-          warm.append((first - t0) * 1000)
+          f = start_figures(mon, t0, first)
+          warm.append(f["start_ms"])
+          warm_loud.append(f["start_loud_ms"])
       finally:
         PROCS.stop(p)
     time.sleep(0.3)
     if warm:
       out["start_warm_ms"] = statistics.median(warm)
       out["start_warm_each_ms"] = warm
+      out["start_warm_loud_each_ms"] = warm_loud
     return out
+
+  def trace_path(self):
+    return os.path.join(self.ctx.args.tmp, "hark-commands.txt")
+
+  def spawn_for_latency(self, path):
+    # The player notes when each remote command reaches it (SessionPort's CommandTrace): the
+    # pause is timed from there too, without `hark ctl`'s own start.
+    if os.path.exists(self.trace_path()):
+      os.unlink(self.trace_path())
+    return PROCS.start(self.play_argv(path), env={**os.environ,
+                                                  "HARK_COMMAND_TRACE": self.trace_path()})
 
   def pause(self, p):
     r = subprocess.run([self.bin, "ctl", "pause"], stdin=subprocess.DEVNULL,
                        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=10)
     return None if r.returncode == 0 else f"'hark ctl pause' failed: {r.stderr.decode().strip()}"
+
+  def command_arrival(self, sent):
+    try:
+      with open(self.trace_path()) as f:
+        stamps = [int(line.split()[0]) / 1e9 for line in f if line.split()[1:2] == ["pause"]]
+    except (OSError, ValueError, IndexError):
+      return None
+    stamps = [t for t in stamps if t >= sent]
+    return stamps[0] if stamps else None
 
 
 class Aplay(Player):
@@ -607,7 +656,7 @@ class Mpg123(Player):
       first = self.wait_first_sound(mon, t0, p)
       if first is None:
         return {"error": "no sound on the sink within 5 s"}
-      out["start_ms"] = (first - t0) * 1000
+      out.update(start_figures(mon, t0, first))
     finally:
       PROCS.stop(p)
     time.sleep(0.3)
@@ -783,7 +832,7 @@ class Cmus(Player):
       first = self.wait_first_sound(mon, t0)
       if first is None:
         return {"error": "no sound on the sink within 5 s"}
-      out = {"start_ms": (first - t0) * 1000}
+      out = start_figures(mon, t0, first)
       out.update(self.measure_pause(mon, None))
       return out
     finally:
@@ -1006,10 +1055,15 @@ def measure(args):
     server = median([x["cpu_run"].get("server_cpu") for x in runs])
     r["server_cpu_per_min"] = server * 60 / args.seconds if server is not None else None
     r["start_ms"] = median([x.get("latency_run", {}).get("start_ms") for x in runs])
+    r["start_loud_ms"] = median([x.get("latency_run", {}).get("start_loud_ms") for x in runs])
     # Every warm start of every run, not the median of each run's median.
     warm = [ms for x in runs for ms in x.get("latency_run", {}).get("start_warm_each_ms", [])]
     r["start_warm_ms"], r["start_warm_count"] = median(warm), len(warm)
+    r["start_warm_loud_ms"] = median(
+      [ms for x in runs for ms in x.get("latency_run", {}).get("start_warm_loud_each_ms", [])])
     r["pause_ms"] = median([x.get("latency_run", {}).get("pause_ms") for x in runs])
+    r["pause_arrival_ms"] = median(
+      [x.get("latency_run", {}).get("pause_arrival_ms") for x in runs])
     r["decode_xrt"] = r.get("decode", {}).get("xrt")
     r["decode_cpu_xrt"] = r.get("decode", {}).get("cpu_xrt")
     for x in runs:
@@ -1023,9 +1077,9 @@ def measure(args):
 
 # MARK: Ducking (hark only)
 
-# Issue 11: while a navigation prompt speaks, hark lowers itself by the configured amount (set
-# here with --duck, so the figure is known), on time, and a track with prompts in it takes as
-# long as it does alone. The peers have no notion of other apps' sessions.
+# While a navigation prompt speaks, hark lowers itself by the configured amount (set here with
+# --duck, so the figure is known), on time, and a track with prompts in it takes as long as it does
+# alone. The peers have no notion of other apps' sessions.
 DUCK_DB = -20.0
 DUCK_TONE_HZ = 500  # at 48 kHz a 10 ms window holds exactly five periods: a steady level
 DUCK_HEARD_DB = 12.0  # "the duck heard": this far below the level before the prompt
@@ -1286,14 +1340,14 @@ class Ducking:
 
 # MARK: Manners (--manners)
 
-# The README's comparison (issue 10's manners beside the peers'), from measured behaviour: who
-# pauses when the headset it plays on goes (and stays paused when it comes back), who steps
-# aside for another program's phone call and comes back after it, and who tells MPRIS the
-# truth. Every check gets a PulseAudio of its own loaded as a desktop loads it (stream-restore,
-# role-cork, switch-on-connect...: Tests/EndToEnd/desktop-pulseaudio.sh) and a session bus of
-# its own (as under dbus-run-session), so nothing one player did is left for the next. Each
-# player plays a tone to the default sink through its natural path; recorders on the sinks'
-# monitors say what was heard. A player that cannot be started gets "n/a: <why>".
+# The README's comparison (hark's manners on a desktop beside the peers'), from measured behaviour:
+# who pauses when the headset it plays on goes (and stays paused when it comes back), who steps
+# aside for another program's phone call and comes back after it, and who tells MPRIS the truth.
+# Every check gets a PulseAudio of its own loaded as a desktop loads it (stream-restore, role-cork,
+# switch-on-connect...: Tests/EndToEnd/desktop-pulseaudio.sh) and a session bus of its own (as under
+# dbus-run-session), so nothing one player did is left for the next. Each player plays a tone to the
+# default sink through its natural path; recorders on the sinks' monitors say what was heard. A
+# player that cannot be started gets "n/a: <why>".
 MANNERS_TONE_HZ = DUCK_TONE_HZ  # the players' tone
 PHONE_HZ = 1000  # the call's: in 20 ms windows it adds nothing to the 500 Hz level
 HEARD_DBFS = -50.0  # the player is heard: its tone above this on a monitor
@@ -2134,8 +2188,9 @@ def manners_main(args):
 
 # MARK: The report
 
-# Measured on the issue author's machine, for orientation (CPU s per minute, peak RSS MB).
-ISSUE_FIGURES = {
+# Measured on another machine when the benchmark was written, for orientation (CPU s per
+# minute, peak RSS MB).
+ORIENTATION_FIGURES = {
   "cpu": "aplay WAV 0.08 / 7 MB; mpg123 MP3 0.28 / 7 MB; sox play FLAC 0.24, Ogg 0.31, "
          "MP3 0.33 / 9 MB; MOC 0.20-0.50 / 14 MB; cmus 0.35-0.75 / 14 MB; mpv 1.1-1.4 / 71 MB",
   "libsndfile": "WAV 6977x, FLAC 1667x, MP3 1258x, Vorbis 691x, Opus 284x",
@@ -2144,6 +2199,12 @@ ISSUE_FIGURES = {
 }
 FLOOR = {"wav": "aplay", "mp3": "mpg123", "flac": "sox play", "ogg": "sox play"}
 FULL_PLAYERS = ("cmus", "MOC")
+# hark's CPU per minute played at most this share of MOC's, the lightest full player, on every
+# format; where MOC was not measured, the best of the full players and twice the format's
+# single-format floor, as before.
+CPU_SHARE_OF_MOC = 0.8
+# hark's pause, from the command's arrival in the player to silence on the sink.
+PAUSE_ARRIVAL_MS_MAX = 5.0
 
 
 def targets(results, fmt):
@@ -2157,7 +2218,10 @@ def targets(results, fmt):
   full = [get(p, "cpu_per_min") for p in FULL_PLAYERS]
   full = [c for c in full if c is not None]
   floor = get(FLOOR.get(fmt, ""), "cpu_per_min")
+  moc = get("MOC", "cpu_per_min")
   limits = ([min(full)] if full else []) + ([2 * floor] if floor is not None else [])
+  if moc is not None:
+    limits = [CPU_SHARE_OF_MOC * moc]
   sndfile = get("libsndfile", "decode_xrt")
   ffmpeg, ffmpeg_cpu = get("ffmpeg", "decode_xrt"), get("ffmpeg", "decode_cpu_xrt")
   if fmt in M4A_FORMATS:  # within 10 % of ffmpeg's time, and of its CPU time
@@ -2168,9 +2232,9 @@ def targets(results, fmt):
     decode_basis = "90% of libsndfile"
   return {
     "cpu_per_min_max": min(limits) if limits else None,
-    "cpu_basis": ", ".join(
+    "cpu_basis": (f"{CPU_SHARE_OF_MOC:g} × MOC's {moc:.2f}" if moc is not None else ", ".join(
       ([f"best of cmus/MOC {min(full):.2f}"] if full else [])
-      + ([f"2 x {FLOOR[fmt]} {floor:.2f}"] if floor is not None else [])) or "no peer figure",
+      + ([f"2 x {FLOOR[fmt]} {floor:.2f}"] if floor is not None else [])) or "no peer figure"),
     "rss_mb_max": 20.0,
     "decode_xrt_min": decode_min,
     "decode_basis": decode_basis,
@@ -2179,8 +2243,9 @@ def targets(results, fmt):
     "ffmpeg_cpu_xrt": ffmpeg_cpu,
     "start_ms_max": 30.0,
     "pause_ms_max": 15.0,
-    # Issue 11's: peak RSS below cmus's (with its FFmpeg plugin, which it needs for .m4a and
-    # loads whatever it plays), and first sound within 15 ms with the session server up.
+    "pause_arrival_ms_max": PAUSE_ARRIVAL_MS_MAX,
+    # And below the peers: peak RSS below cmus's (with its FFmpeg plugin, which it needs for .m4a
+    # and loads whatever it plays), and first sound within 15 ms with the session server up.
     "rss_mb_below": get("cmus", "rss_mb"),
     "start_warm_ms_max": 15.0,
   }
@@ -2205,7 +2270,7 @@ def table_lines(head, rows, left=1):
 
 def ducking_lines(ducking, peers):
   """The ducking section of the table: hark's figures, the peers' n/a, the targets."""
-  lines = ["ducking under a navigation prompt (issue 11), hark only:"]
+  lines = ["ducking under a navigation prompt, hark only:"]
   if ducking.get("error"):
     return lines + [f"  n/a ({ducking['error']})"]
   lines.append(
@@ -2306,6 +2371,8 @@ def report(args, results, info, elapsed, ducking=None):
                 ("decode", r["decode_xrt"], t["decode_xrt_min"], lambda v, l: v >= l),
                 ("start", r["start_ms"], t["start_ms_max"], lambda v, l: v < l),
                 ("pause", r["pause_ms"], t["pause_ms_max"], lambda v, l: v < l),
+                ("pause from arrival", r["pause_arrival_ms"], t["pause_arrival_ms_max"],
+                 lambda v, l: v <= l),
                 ("RSS below cmus", r["rss_mb"], t["rss_mb_below"], lambda v, l: v < l),
                 ("start, server up", r["start_warm_ms"], t["start_warm_ms_max"],
                  lambda v, l: v <= l)]
@@ -2320,7 +2387,7 @@ def report(args, results, info, elapsed, ducking=None):
       r["targets_met"] = met
       verdicts.append((f, t, met))
       if f in M4A_FORMATS and r["decode_xrt"] and t["ffmpeg_xrt"]:
-        # hark's time (and CPU time) over ffmpeg's for the same audio: the issue's "within 10 %"
+        # hark's time (and CPU time) over ffmpeg's for the same audio (FFMPEG_WITHIN)
         r["ffmpeg_time_ratio"] = t["ffmpeg_xrt"] / r["decode_xrt"]
         r["ffmpeg_cpu_ratio"] = (t["ffmpeg_cpu_xrt"] / r["decode_cpu_xrt"]
                                  if r["decode_cpu_xrt"] and t["ffmpeg_cpu_xrt"] else None)
@@ -2328,7 +2395,10 @@ def report(args, results, info, elapsed, ducking=None):
                      f"{fmt_num(r['ffmpeg_cpu_ratio'], '.2f')} × (with its helper)")
       if r["start_warm_ms"] is not None:
         notes.append(f"start {r['start_warm_ms']:.0f} ms with server up "
-                     f"(median of {r['start_warm_count']})")
+                     f"(median of {r['start_warm_count']}; first loud sample "
+                     f"{fmt_num(r['start_warm_loud_ms'], '.0f')} ms)")
+      if r["pause_arrival_ms"] is not None:
+        notes.append(f"pause {r['pause_arrival_ms']:.1f} ms from the command's arrival")
       if r["server_cpu_per_min"] is not None:
         notes.append(f"+ session server {r['server_cpu_per_min']:.2f} s/min")
       notes.append("targets: " + ("all met" if not misses else "missed " + ", ".join(misses)))
@@ -2350,7 +2420,10 @@ def report(args, results, info, elapsed, ducking=None):
   lines.append("CPU = user+sys seconds per minute of audio played to a PulseAudio null sink "
                "through ALSA's 'pulse' device; peak RSS of the player process")
   lines.append("decode = × real time to ALSA's 'null' device, start-up taken out; start = "
-               "exec to first sound on the sink; pause = command to silence on the sink")
+               "exec to the first sample on the sink that is not silence (hark's notes: the "
+               "first loud one too); pause = command to silence on the sink (hark: from "
+               "starting `hark ctl pause`; its notes: from the command's arrival in the "
+               "player)")
   if any(f in M4A_FORMATS for f in args.formats):
     lines.append("AAC and ALAC .m4a: hark's CPU includes its hark-ffmpeg helper (a child it "
                  "reaps) and its peak RSS is the larger of the two; ffmpeg decodes with "
@@ -2370,7 +2443,7 @@ def report(args, results, info, elapsed, ducking=None):
     lines.append(f"  {name}: pause by {i['pause']}" + (f"; start {i['start']}" if i["start"]
                                                         else "; start from exec"))
   lines.append("")
-  lines.append("hark's targets (from the issue), with the peers' figures from this run:")
+  lines.append("hark's targets, with the peers' figures from this run:")
   for f, t, met in verdicts:
     def mark(label):
       return {True: "ok", False: "MISSED", None: "not measured"}[met[label]]
@@ -2380,12 +2453,13 @@ def report(args, results, info, elapsed, ducking=None):
       f"{fmt_num(t['decode_xrt_min'], ',.0f', '×')} ({t['decode_basis']}) {mark('decode')}; "
       + (f"decode CPU ≤ {FFMPEG_WITHIN:.2f} × ffmpeg's {mark('decode CPU')}; "
          if "decode CPU" in met else "")
-      + f"start < 30 ms {mark('start')}; pause < 15 ms {mark('pause')}; issue 11: RSS below "
+      + f"start < 30 ms {mark('start')}; pause < 15 ms {mark('pause')}, ≤ "
+      f"{PAUSE_ARRIVAL_MS_MAX:g} ms from its arrival {mark('pause from arrival')}; RSS below "
       f"cmus's ({fmt_num(t['rss_mb_below'], '.1f', ' MB')}) {mark('RSS below cmus')}, start "
       f"with the server up ≤ 15 ms {mark('start, server up')}")
   lines.append("")
-  lines.append("the issue's figures, for orientation:")
-  for k, v in ISSUE_FIGURES.items():
+  lines.append("figures from another machine, for orientation:")
+  for k, v in ORIENTATION_FIGURES.items():
     lines.append(f"  {k}: {v}")
   if ducking is not None:
     lines.append("")
@@ -2396,18 +2470,21 @@ def report(args, results, info, elapsed, ducking=None):
     with open(args.json, "w") as f:
       json.dump({"seconds": args.seconds, "runs": args.runs, "rate": RATE,
                  "elapsed_s": elapsed, "players": info, "results": results,
-                 "issue_figures": ISSUE_FIGURES,
+                 "orientation_figures": ORIENTATION_FIGURES,
                  "ducking": ducking if ducking is not None else "not measured"}, f, indent=2)
       f.write("\n")
 
 
-# MARK: The library (issue 13)
+# MARK: The library
 
 # The queries typed a key at a time: a common word, a rare one (five titles, made so by
 # scripts/make-library), and one found only with diacritics folded ("zoe" finds "Zoë").
 LIBRARY_QUERIES = [("love", "common word"), ("quetzalcoatl", "rare word"),
                    ("zoe", "folded, finds Zoë")]
-# The issue's goals at 50,000 tracks.
+# The goals: the index's time a file (first index, rescans) no more than cmus's; a keystroke of
+# search answered no slower than cmus's (median) and never over 20 ms, the queue's filter under
+# 20 ms a key (its first too); the interface open within 150 ms; peak RSS with the library open
+# (interface and player) below MPD's.
 SEARCH_GOAL_MS = 20.0
 # Typed in the queue's filter, with the whole library queued.
 QUEUE_FILTER_QUERIES = ("love", "zoe")
@@ -2690,8 +2767,29 @@ class LibraryBench:
     self.artists = []
 
   def make(self):
-    """The library, by scripts/make-library: timed, then counted (folders, size, formats)."""
-    t, _, _, _ = timed([self.args.make_library, self.lib, "--tracks", str(self.args.tracks)])
+    """The library, by scripts/make-library: timed, then counted (folders, size, formats).
+    With --reuse-library, one made by an earlier run in the same folder (its size written
+    beside it, in DIR.made) is kept, and read once so that it is in the page cache, as a
+    library just made is."""
+    made = self.lib.rstrip("/") + ".made"
+    reused = False
+    if self.args.reuse_library and os.path.exists(made):
+      with open(made) as f:
+        if f.read().strip() != str(self.args.tracks):
+          raise RuntimeError(f"{self.lib} holds a library of another size ({made}); "
+                             "give another --keep-library folder")
+      t0 = now()
+      for folder, _, files in os.walk(self.lib):
+        for name in files:
+          with open(os.path.join(folder, name), "rb") as f:
+            while f.read(1 << 20):
+              pass
+      t, reused = now() - t0, True
+    else:
+      t, _, _, _ = timed([self.args.make_library, self.lib, "--tracks", str(self.args.tracks)])
+      if self.args.reuse_library:
+        with open(made, "w") as f:
+          f.write(f"{self.args.tracks}\n")
     sizes, kinds, albums = 0, {}, 0
     for folder, dirs, files in os.walk(self.lib):
       albums += bool(files)
@@ -2704,7 +2802,8 @@ class LibraryBench:
     names = {"flac": "FLAC", "mp3": "MP3", "m4a": "AAC .m4a"}
     self.made = {"tracks": sum(kinds.values()), "s": t, "mb": sizes / 1e6, "albums": albums,
                  "artists": len(self.artists), "formats": kinds,
-                 "mix": ", ".join(f"{kinds[k]:,} {names.get(k, k)}" for k in sorted(kinds))}
+                 "mix": ", ".join(f"{kinds[k]:,} {names.get(k, k)}" for k in sorted(kinds)),
+                 "reused": reused}
 
   def step(self, what, player, fn):
     say(what)
@@ -2721,11 +2820,20 @@ class LibraryBench:
   # hark
 
   def hark_scan(self, key):
-    t, cpu, rss, out = timed([self.hark, "library", "scan", self.lib])
+    # Tags only, as MPD and cmus read them; the loudness measured after is a step of its own.
+    t, cpu, rss, out = timed([self.hark, "library", "scan", "--no-measure", self.lib])
     m = re.search(r": (\d+) tracks \((\d+) read, (\d+) removed", out)
     self.r["hark"][key] = {"s": t, "cpu_s": cpu, "rss_mb": rss,
                            "found": int(m.group(1)) if m else None,
                            "read": int(m.group(2)) if m else None}
+
+  def hark_measure(self):
+    """What measuring every track's loudness (EBU R128, for Sound Check on untagged files)
+    adds to the first index: the scan run again, with nothing left to read but everything to
+    measure, one track per processor."""
+    t, cpu, rss, out = timed([self.hark, "library", "scan", self.lib])
+    m = re.search(r"measured the loudness of (\d+) tracks?", out)
+    self.r["hark"]["measure"] = {"s": t, "cpu_s": cpu, "measured": int(m.group(1)) if m else None}
 
   def hark_cli_search(self):
     out = {}
@@ -2880,9 +2988,11 @@ class LibraryBench:
     started = now()
     say(f"making a library of {self.args.tracks:,} tracks in {self.lib}")
     self.make()
-    say(f"made in {self.made['s']:.0f} s: {self.made['mix']}, {self.made['mb']:,.0f} MB")
+    say(f"{'read into the page cache' if self.made['reused'] else 'made'} in "
+        f"{self.made['s']:.0f} s: {self.made['mix']}, {self.made['mb']:,.0f} MB")
     h, mpd_r, cm = self.r["hark"], self.r["MPD"], self.r["cmus"]
     self.step("hark: first index", "hark", lambda: self.hark_scan("first"))
+    self.step("hark: the loudness measured after the first index", "hark", self.hark_measure)
     self.step("hark: rescan, nothing changed", "hark", lambda: self.hark_scan("unchanged"))
     mpd = LibMpd(self.lib, self.args.tmp)
 
@@ -2962,10 +3072,14 @@ def library_lines(b, elapsed):
 
   lines = [
     f"hark library benchmark: {made['tracks']:,} tracks ({made['mix']}, 0.2–0.5 s each, "
-    f"{made['mb']:,.0f} MB in {made['albums']:,} albums of {made['artists']:,} artists), made "
-    f"by scripts/make-library in {made['s']:.0f} s; measured in {elapsed / 60:.1f} min",
-    "every file in the page cache (written just before); index times in wall seconds, with the "
-    "CPU seconds of the program (and its helpers) in brackets",
+    f"{made['mb']:,.0f} MB in {made['albums']:,} albums of {made['artists']:,} artists), "
+    + (f"made by an earlier run and read again in {made['s']:.0f} s" if made.get("reused") else
+       f"made by scripts/make-library in {made['s']:.0f} s")
+    + f"; measured in {elapsed / 60:.1f} min",
+    "every file in the page cache (" + ("read just before" if made.get("reused") else
+                                        "written just before")
+    + "); index times in wall seconds, with the CPU seconds of the program (and its helpers) "
+    "in brackets",
     f"rescan, 1 % changed: {r.get('changed', '?')} files with a tag rewritten (size and "
     "modification time changed)",
     "",
@@ -2973,6 +3087,9 @@ def library_lines(b, elapsed):
   rows = [
     ["first index", secs(h, "first"), secs(m, "first"), secs(c, "first"),
      "hark library scan DIR; mpc update --wait; cmus-remote -C 'add -l DIR'"],
+    ["loudness measured", secs(h, "measure"), "—", "—",
+     f"hark library scan DIR after the first index: {fmt_num(g(h, 'measure', 'measured'), ',')} "
+     "tracks measured (EBU R128, one per processor); MPD and cmus measure none"],
     ["rescan, nothing changed", secs(h, "unchanged"), secs(m, "unchanged"), secs(c, "unchanged"),
      "the same; cmus: update-cache"],
     ["rescan, 1 % changed", secs(h, "changed"), secs(m, "changed"), secs(c, "changed"), ""],
@@ -3031,13 +3148,35 @@ def library_lines(b, elapsed):
   def all_below(xs, limit):
     return None if not xs or any(x is None for x in xs) else all(x < limit for x in xs)
 
-  open_ms, rss, crss = g(h, "open_ms", "median"), g(h, "rss_mb"), g(c, "rss_mb")
+  open_ms, rss, mrss = g(h, "open_ms", "median"), g(h, "rss_mb"), g(m, "rss_mb")
+
+  def per_file(d, key):
+    """µs a file: wall time over the files found (cmus may find fewer: without its FFmpeg
+    plugin it reads no .m4a)."""
+    t, n = g(d, key, "s"), g(d, "first", "found")
+    return None if t is None or not n else t / n * 1e6
+
+  index_goals = []
+  for key, what in (("first", "first index"), ("unchanged", "rescan"),
+                    ("changed", "rescan 1 %")):
+    hv, cv = per_file(h, key), per_file(c, key)
+    verdict = None if hv is None or cv is None else hv <= cv
+    index_goals.append(f"{what} {fmt_num(hv, '.1f')} against {fmt_num(cv, '.1f')} µs a file "
+                       f"{ok(verdict)}")
+  lines.append("goals: the index's time a file no more than cmus's: " + "; ".join(index_goals))
+  cm = [g(c, "ui_search", q, "median_ms") for q, _ in LIBRARY_QUERIES]
+  vs_cmus = (None if any(x is None for x in hs + cm) else
+             all(a <= b for a, b in zip(hs, cm)))
+  qw = [g(h, "ui_queue_filter", q, "worst_ms") for q in QUEUE_FILTER_QUERIES]
   lines.append(
-    f"goals (issue 13): search < {SEARCH_GOAL_MS:.0f} ms a keystroke: UI median "
-    f"{ok(all_below(hs, SEARCH_GOAL_MS))}, worst {ok(all_below(hw, SEARCH_GOAL_MS))}, the "
-    f"query alone (worst) {ok(all_below(qs, SEARCH_GOAL_MS))}; open < {OPEN_GOAL_MS:.0f} ms "
-    f"{ok(None if open_ms is None else open_ms < OPEN_GOAL_MS)}; peak RSS below cmus's "
-    f"{ok(None if rss is None or crss is None else rss < crss)}")
+    f"goals: search a keystroke: UI median no more than cmus's {ok(vs_cmus)}, worst < "
+    f"{SEARCH_GOAL_MS:.0f} ms {ok(all_below(hw, SEARCH_GOAL_MS))}, the query alone (worst) < "
+    f"{SEARCH_GOAL_MS:.0f} ms {ok(all_below(qs, SEARCH_GOAL_MS))}; the queue's filter < "
+    f"{SEARCH_GOAL_MS:.0f} ms a key, its first too {ok(all_below(qw, SEARCH_GOAL_MS))}")
+  lines.append(
+    f"goals: open < {OPEN_GOAL_MS:.0f} ms "
+    f"{ok(None if open_ms is None else open_ms < OPEN_GOAL_MS)}; peak RSS (interface and "
+    f"player) below MPD's {ok(None if rss is None or mrss is None else rss < mrss)}")
   if b.errors:
     lines.append("")
     lines.append("errors:")
@@ -3056,8 +3195,10 @@ def library_main(args):
   if args.json:
     with open(args.json, "w") as f:
       json.dump({"library": b.made, "elapsed_s": elapsed, "results": b.r, "errors": b.errors,
-                 "goals": {"search_ms": SEARCH_GOAL_MS, "open_ms": OPEN_GOAL_MS,
-                           "rss": "below cmus's"}}, f, indent=2, ensure_ascii=False)
+                 "goals": {"index": "a file no slower than cmus",
+                           "search_ms": SEARCH_GOAL_MS, "search_median": "no more than cmus's",
+                           "queue_filter_ms": SEARCH_GOAL_MS, "open_ms": OPEN_GOAL_MS,
+                           "rss": "below MPD's"}}, f, indent=2, ensure_ascii=False)
       f.write("\n")
   return 1 if b.errors else 0
 
@@ -3083,10 +3224,12 @@ def main():
                  help="measure the manners (headset, call, MPRIS) instead: " + DEFAULT_MANNERS)
   r.add_argument("--formats", default=",".join(DEFAULT_FORMATS))
   r.add_argument("--no-ducking", action="store_true")
-  r.add_argument("--library", help="measure the library instead (issue 13): make one of "
+  r.add_argument("--library", help="measure the library instead: make one of "
                  "--tracks tracks in this (new) folder with --make-library, and index it")
   r.add_argument("--tracks", type=int, default=50000)
   r.add_argument("--make-library")
+  r.add_argument("--reuse-library", action="store_true",
+                 help="keep the library made in --library, and measure one made there before")
   args = parser.parse_args()
   global ARGS
   ARGS = args

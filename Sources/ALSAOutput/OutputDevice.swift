@@ -74,3 +74,38 @@ extension Substring {
     return String(s)
   }
 }
+
+/// An ALSA device that is PulseAudio's plugin: what ALSA would play through to the sound
+/// server, and on which of its sinks.
+public struct SoundServerDevice: Equatable, Sendable {
+  /// The sink the device names (`pulse:NAME`), or nil for the server's default.
+  public var sink: String?
+
+  public init(sink: String?) { self.sink = sink }
+
+  /// Whether ALSA's configuration defines `name` as PulseAudio's plugin (type `pulse`):
+  /// `pulse`, `pulse:NAME`, and `default` where a desktop's configuration sends ALSA to
+  /// PulseAudio (its hook does so only while a server runs). nil for any other device, or
+  /// one ALSA does not know. Reads ALSA's configuration (and runs its hooks): any thread but
+  /// the render thread.
+  public static func behind(_ name: String) -> SoundServerDevice? {
+    var top: OpaquePointer?
+    guard snd_config_update_ref(&top) >= 0, let top else { return nil }
+    defer { snd_config_unref(top) }
+    var definition: OpaquePointer?
+    guard snd_config_search_definition(top, "pcm", name, &definition) >= 0, let definition
+    else { return nil }
+    defer { snd_config_delete(definition) }
+    func string(_ key: String) -> String? {
+      var node: OpaquePointer?
+      var value: UnsafePointer<CChar>?
+      guard snd_config_search(definition, key, &node) >= 0, let node,
+        snd_config_get_string(node, &value) >= 0, let value
+      else { return nil }
+      return String(cString: value)
+    }
+    guard string("type") == "pulse" else { return nil }
+    let sink = string("device")
+    return SoundServerDevice(sink: sink?.isEmpty == false ? sink : nil)
+  }
+}

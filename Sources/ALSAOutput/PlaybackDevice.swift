@@ -242,6 +242,17 @@ public final class PlaybackDevice: AudioOutput {
     return back > 0 ? Int(back) : 0
   }
 
+  /// Whether the plugin says its stream failed: PipeWire's ALSA plugin keeps the error of a
+  /// stream the sound server ended (pw->error), ALSA's pulse plugin its stream's failed state,
+  /// and both return it from the poll descriptors' revents. Not called while the render thread
+  /// writes (it shares the poll descriptors).
+  public func isBroken() -> Bool {
+    guard deviceFDs > 0, let base = polls.baseAddress else { return false }
+    for i in 0..<deviceFDs { polls[i].revents = 0 }
+    var revents: UInt16 = 0
+    return snd_pcm_poll_descriptors_revents(pcm, base, UInt32(deviceFDs), &revents) < 0
+  }
+
   public func discard() { snd_pcm_drop(pcm) }
   public func prepare() { snd_pcm_prepare(pcm) }
 

@@ -1,5 +1,36 @@
 /// Why a decoder could not go on, worded for the user.
 public struct DecodeError: Error, Hashable, Sendable, CustomStringConvertible {
+  /// What kind of trouble it is, for code to decide on (`reason` words it for people): another
+  /// decoder is tried for `.unknownFormat` only, say. The raw values cross the FFmpeg helper's
+  /// pipe (its last line's third field).
+  public enum Kind: String, Hashable, Sendable, CaseIterable {
+    /// There is no such file (or no such track in a cue sheet).
+    case notFound
+    /// A folder, a named pipe, a device or a socket where a sound file should be.
+    case notAFile
+    /// The file is there but cannot be read: permission denied, an I/O error.
+    case unreadable
+    /// A readable file that is no audio this decoder knows; another decoder may.
+    case unknownFormat
+    /// Audio in a form this decoder knows but does not play: a codec without a decoder, more
+    /// channels than hark plays, a stream that came back in another format.
+    case unsupported
+    /// Empty, cut short, or broken partway; a cue sheet that names no track, or one past the
+    /// end of its file.
+    case damaged
+    /// A seek that failed, or a stream that cannot seek.
+    case cannotSeek
+    /// The decoder itself failed: its helper missing, not starting, crashing, not answering or
+    /// answering nonsense.
+    case decoderFailed
+    /// A stream that does not answer, drops, or stays away.
+    case connection
+    /// The output cannot play the file's format.
+    case outputRefused
+  }
+
+  /// What kind of trouble it is.
+  public var kind: Kind
   /// The file, as the user named it.
   public var path: String
   /// Plain words: "not an audio file libsndfile can read".
@@ -7,7 +38,8 @@ public struct DecodeError: Error, Hashable, Sendable, CustomStringConvertible {
   /// The library's own text, for bug reports.
   public var detail: String?
 
-  public init(path: String, reason: String, detail: String? = nil) {
+  public init(_ kind: Kind, path: String, reason: String, detail: String? = nil) {
+    self.kind = kind
     self.path = path
     self.reason = reason
     self.detail = detail
@@ -131,12 +163,49 @@ public protocol AudioOutput: AnyObject {
   /// restarting the stream); returns how many it took back. A device that cannot take back
   /// honestly (a sound server's plugin has already sent them on) returns 0.
   func rewind(frames: Int) -> Int
+  /// The frames next to be heard that `rewind` always leaves alone (so that what it writes
+  /// again reaches the device before it plays them); 0 for a device that takes back all it
+  /// can. A fade-out allows for them on top of its own limit.
+  var framesKeptByRewind: Int { get }
+  /// Render thread: what has been written goes on to be heard now, though less was written
+  /// again than `rewind` took back (a fade-out's ramp, after which nothing more comes). A
+  /// device that holds a rewrite back until all of it is there (so that a deep sound server
+  /// is not told of the rewind before what replaces it) sends it; others have nothing to do.
+  /// Returns the frames of silence it put after the ramp, if any: a device whose count of
+  /// what it holds can fall short of what is still to be heard has the ramp followed by
+  /// silence, so that the drop after the ramp drops silence (the engine waits for it too).
+  func send() -> Int
   /// Render thread: discards what the device holds, at once (snd_pcm_drop).
   func discard()
   /// Render thread: makes the device ready to play again after `discard`.
   func prepare()
   /// Waits until everything written has been heard (at the end of the queue).
   func drain()
+  /// Render thread: as `drain`, but returns false at once when `wakeFD` becomes readable (a
+  /// pause, a stop or a new gain while a deep buffer plays out), without reading it: what the
+  /// device holds is still there, and the engine drains again if it still means to.
+  func drain(wakingOn wakeFD: Int32) -> Bool
+  /// While the render thread is parked, without blocking: whether the device failed while
+  /// nothing was written to it (a sound server ended its stream during a pause), so that
+  /// playing again must open it anew rather than find it gone at the first write.
+  func isBroken() -> Bool
+}
+
+extension AudioOutput {
+  /// Nothing: it takes back all it can.
+  public var framesKeptByRewind: Int { 0 }
+
+  /// A device whose drain is short enough to wait for: the plain drain, never woken.
+  public func drain(wakingOn wakeFD: Int32) -> Bool {
+    drain()
+    return true
+  }
+
+  /// Never, unless the output can tell.
+  public func isBroken() -> Bool { false }
+
+  /// Nothing held back: every write is on its way, and its count of what it holds is right.
+  public func send() -> Int { 0 }
 }
 
 /*

@@ -20,7 +20,8 @@ public final class TrackSlice: AudioDecoder {
   ) throws(DecodeError) {
     let first = max(0, start)
     if let length = inner.frameCount, first >= length {
-      throw DecodeError(path: path, reason: "the track starts after the end of its audio file")
+      throw DecodeError(
+        .damaged, path: path, reason: "the track starts after the end of its audio file")
     }
     let last = [end.map { max($0, first) }, inner.frameCount].compactMap { $0 }.min()
     if first > 0 {
@@ -49,7 +50,8 @@ public final class TrackSlice: AudioDecoder {
         try decoder.read(into: UnsafeMutableBufferPointer(rebasing: b[0..<want]))
       }
       if got == 0 {
-        throw DecodeError(path: path, reason: "the track starts after the end of its audio file")
+        throw DecodeError(
+          .damaged, path: path, reason: "the track starts after the end of its audio file")
       }
       left -= got
     }

@@ -28,7 +28,7 @@ public final class ToneLibrary: Sendable {
     self.tracks = named
     var failures: [String: DecodeError] = [:]
     for (path, reason) in unreadable {
-      failures[path] = DecodeError(path: path, reason: reason, detail: "ToneLibrary")
+      failures[path] = DecodeError(.unreadable, path: path, reason: reason, detail: "ToneLibrary")
     }
     self.unreadable = failures
   }
@@ -43,7 +43,7 @@ public final class ToneLibrary: Sendable {
     }
     if let failure = unreadable[path] { throw failure }
     guard let configuration = tracks[path] else {
-      throw DecodeError(path: path, reason: "no such file", detail: "ToneLibrary")
+      throw DecodeError(.notFound, path: path, reason: "no such file", detail: "ToneLibrary")
     }
     let decoder = ToneDecoder(configuration)
     opened.withLock { $0.append((path, decoder)) }

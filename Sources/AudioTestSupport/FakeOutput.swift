@@ -25,6 +25,11 @@ public final class FakeOutput: AudioOutput, @unchecked Sendable {
     /// Every `n`-th write underruns: it writes nothing and returns `.recovered`; the device had
     /// played out what it held.
     case underrun(every: Int)
+    /// The device takes this many frames in all, then stops playing without a word, as a
+    /// stream the sound server has ended under its client: it holds what it held, reports it
+    /// as not yet heard, and every later write waits for `wakeFD` (for ever without one) until
+    /// `endStall()`, then takes nothing.
+    case stall(afterFrames: Int)
   }
 
   /// How fast the device takes frames.
@@ -54,14 +59,22 @@ public final class FakeOutput: AudioOutput, @unchecked Sendable {
     public var delayLagWrites: Int
     /// `drain()` does not return until `endDrainStall()`: a device that hangs in its drain.
     public var drainStalls: Bool
+    /// Rewindable, the frames next to be heard that `rewind` always leaves (its
+    /// `framesKeptByRewind`), as PipeWire's pulse service through PulseStream.
+    public var keptByRewind: Int
+    /// Frames of silence `send()` writes after a fade-out's ramp (0: it sends nothing), as
+    /// PulseStream does: 40 ms.
+    public var silenceAfterRamp: Int
 
     /// Unpaced, no latency, well behaved, room for eight million samples.
     public init(
       pacing: Pacing = .unpaced, latencyFrames: Int = 0, faults: [Fault] = [],
       capacitySamples: Int = 1 << 23, rewindable: Bool = false, delayLagWrites: Int = 0,
-      drainStalls: Bool = false
+      drainStalls: Bool = false, keptByRewind: Int = 0, silenceAfterRamp: Int = 0
     ) {
       self.drainStalls = drainStalls
+      self.silenceAfterRamp = max(0, silenceAfterRamp)
+      self.keptByRewind = keptByRewind
       self.pacing = pacing
       self.latencyFrames = latencyFrames
       self.faults = faults
@@ -105,6 +118,9 @@ public final class FakeOutput: AudioOutput, @unchecked Sendable {
   private let callCount = Atomic<Int>(0)
   private let unplugAfter: Int
   private let underrunEvery: Int
+  private let stallAfter: Int
+  private let stalled = Atomic<Bool>(false)
+  private let stallReleased = Atomic<Bool>(false)
   private let nanosecondsPerFrame: Double  // 0 when unpaced
   /// When the frames written so far are played (monotonic ns; 0: not started). Written on the
   /// render thread; read by `delayFrames()` from any thread.
@@ -115,6 +131,8 @@ public final class FakeOutput: AudioOutput, @unchecked Sendable {
   }
   /// Render thread only: what the device held after each of the last 16 writes.
   private let heldHistory: UnsafeMutableBufferPointer<Int>
+  /// What `send()` writes: `silenceAfterRamp` frames of zeros.
+  private let silence: UnsafeMutableBufferPointer<Float>
 
   /// A device playing `format`; see `Options` for how it behaves.
   public init(format: PCMFormat, deviceName: String = "fake", options: Options = Options()) {
@@ -126,18 +144,23 @@ public final class FakeOutput: AudioOutput, @unchecked Sendable {
     samples = .allocate(capacity: max(options.capacitySamples, 1))
     heldHistory = .allocate(capacity: 16)
     heldHistory.initialize(repeating: 0)
+    silence = .allocate(capacity: max(1, options.silenceAfterRamp * format.channels))
+    silence.initialize(repeating: 0)
     callLog = .allocate(capacity: 4096)
     callLog.initialize(repeating: .prepare(atFrame: 0))
     var unplug = Int.max
     var underrun = 0
+    var stall = Int.max
     for fault in options.faults {
       switch fault {
       case .unplug(let frames): unplug = min(unplug, frames)
       case .underrun(let every): underrun = every
+      case .stall(let frames): stall = min(stall, frames)
       }
     }
     unplugAfter = unplug
     underrunEvery = underrun
+    stallAfter = stall
     switch options.pacing {
     case .unpaced: nanosecondsPerFrame = 0
     case .realTime(let speed): nanosecondsPerFrame = 1e9 / (Double(format.sampleRate) * speed)
@@ -147,6 +170,7 @@ public final class FakeOutput: AudioOutput, @unchecked Sendable {
   deinit {
     samples.deallocate()
     heldHistory.deallocate()
+    silence.deallocate()
     callLog.deallocate()
   }
 
@@ -160,6 +184,14 @@ public final class FakeOutput: AudioOutput, @unchecked Sendable {
   {
     let channels = format.channels
     precondition(source.count % channels == 0, "a write of a partial frame")
+    if stalled.load(ordering: .acquiring) || written.load(ordering: .relaxed) >= stallAfter {
+      if !stalled.load(ordering: .relaxed) {
+        inDevice.store(heldNow(), ordering: .relaxed)  // what it still held when it stopped
+        stalled.store(true, ordering: .releasing)
+      }
+      waitForWakeOrRelease(wakeFD)
+      return .written(0)
+    }
     if nanosecondsPerFrame > 0 && !waitForRoom(wakeFD) { return .written(0) }
     let call = writes.add(1, ordering: .relaxed).newValue
     if gone.load(ordering: .relaxed) { return .deviceGone(code: -ENODEV) }
@@ -176,7 +208,7 @@ public final class FakeOutput: AudioOutput, @unchecked Sendable {
       gone.store(true, ordering: .releasing)
       return .deviceGone(code: -ENODEV)
     }
-    let frames = min(source.count / channels, room)
+    let frames = min(source.count / channels, room, stallAfter - before)
     record(UnsafeBufferPointer(rebasing: source[0..<(frames * channels)]))
     // What it played on its own while not written to is gone from it for good.
     inDevice.store(heldNow(), ordering: .relaxed)
@@ -205,7 +237,9 @@ public final class FakeOutput: AudioOutput, @unchecked Sendable {
   private func heldNow() -> Int {
     let held = inDevice.load(ordering: .relaxed)
     let due = dueAt.load(ordering: .relaxed)
-    guard nanosecondsPerFrame > 0, due > 0 else { return held }
+    guard nanosecondsPerFrame > 0, due > 0, !stalled.load(ordering: .acquiring) else {
+      return held
+    }
     let late = monotonicNanoseconds() - due
     return late <= 0 ? held : max(0, held - Int(Double(late) / nanosecondsPerFrame))
   }
@@ -213,12 +247,12 @@ public final class FakeOutput: AudioOutput, @unchecked Sendable {
   /// Whether it holds frames it is playing (since the last discard, drain or underrun).
   public func isRunning() -> Bool { heldNow() > 0 }
 
-  /// Rewindable, takes back up to `frames` of the frames it holds, the latest first: they
-  /// leave the recording. Otherwise takes none.
+  /// Rewindable, takes back up to `frames` of the frames it holds but `keptByRewind`, the latest
+  /// first: they leave the recording. Otherwise takes none.
   public func rewind(frames: Int) -> Int {
     guard options.rewindable, frames > 0 else { return 0 }
     let held = min(options.latencyFrames, heldNow())
-    let back = min(frames, held)
+    let back = min(frames, held - options.keptByRewind)
     guard back > 0 else { return 0 }
     let channels = format.channels
     var samplesBack = back * channels
@@ -232,6 +266,23 @@ public final class FakeOutput: AudioOutput, @unchecked Sendable {
     if nanosecondsPerFrame > 0 { due -= Int64(Double(back) * nanosecondsPerFrame) }
     log(.rewind(atFrame: written.load(ordering: .relaxed), frames: back))
     return back
+  }
+
+  /// Writes `silenceAfterRamp` frames of silence at once (it is never short of room for them),
+  /// as PulseStream does after a fade-out's ramp.
+  public func send() -> Int {
+    let frames = options.silenceAfterRamp
+    guard frames > 0, !gone.load(ordering: .relaxed) else { return 0 }
+    record(UnsafeBufferPointer(rebasing: silence[0..<(frames * format.channels)]))
+    inDevice.store(heldNow(), ordering: .relaxed)
+    inDevice.add(frames, ordering: .relaxed)
+    written.add(frames, ordering: .releasing)
+    if nanosecondsPerFrame > 0 {
+      let now = monotonicNanoseconds()
+      if due < now { due = now }
+      due += Int64(Double(frames) * nanosecondsPerFrame)
+    }
+    return frames
   }
 
   /// Throws away the frames not yet heard.
@@ -301,6 +352,14 @@ public final class FakeOutput: AudioOutput, @unchecked Sendable {
   /// Lets a stalling drain return (and every later one at once).
   public func endDrainStall() { drainReleased.store(true, ordering: .releasing) }
 
+  public var framesKeptByRewind: Int { options.rewindable ? options.keptByRewind : 0 }
+
+  /// Whether it has stopped playing (`Fault.stall`).
+  public var isStalled: Bool { stalled.load(ordering: .acquiring) }
+
+  /// Lets the writes of a stalled device return (they take nothing still).
+  public func endStall() { stallReleased.store(true, ordering: .releasing) }
+
   /// Frames taken back by `rewind(frames:)`, in all.
   public var framesRewound: Int {
     calls.reduce(0) { if case .rewind(_, let n) = $1 { $0 + n } else { $0 } }
@@ -335,6 +394,14 @@ public final class FakeOutput: AudioOutput, @unchecked Sendable {
     guard n < callLog.count else { return }
     callLog[n] = call
     callCount.store(n + 1, ordering: .releasing)
+  }
+
+  /// A stalled device's write: waits until `wakeFD` is readable or `endStall()`.
+  private func waitForWakeOrRelease(_ wakeFD: Int32) {
+    while !stallReleased.load(ordering: .acquiring) {
+      var p = pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)
+      if poll(&p, 1, 20) > 0 && p.revents != 0 { return }
+    }
   }
 
   /// Waits until what was written before has played (`due`), or `wakeFD` is readable; false

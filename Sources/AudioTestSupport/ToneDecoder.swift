@@ -101,7 +101,7 @@ public final class ToneDecoder: AudioDecoder, @unchecked Sendable {
     if let failAt = configuration.failAfterFrames {
       if start >= failAt {
         throw DecodeError(
-          path: configuration.path, reason: "the file is damaged",
+          .damaged, path: configuration.path, reason: "the file is damaged",
           detail: "ToneDecoder: failAfterFrames \(failAt)")
       }
       end = min(end, failAt)
@@ -123,7 +123,7 @@ public final class ToneDecoder: AudioDecoder, @unchecked Sendable {
   /// Moves to `frame` (clamped to the track); throws when not seekable.
   public func seek(toFrame frame: Int) throws(DecodeError) {
     guard isSeekable else {
-      throw DecodeError(path: configuration.path, reason: "the file cannot seek")
+      throw DecodeError(.cannotSeek, path: configuration.path, reason: "the file cannot seek")
     }
     next.store(min(max(0, frame), configuration.frames), ordering: .releasing)
     seeks.add(1, ordering: .releasing)

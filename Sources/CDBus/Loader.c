@@ -2,7 +2,7 @@
    which is opened on the first call (or cdbus_load()) rather than by the loader at every
    start: with libsystemd, libgcrypt and the compression libraries it needs, part of the
    1.4 ms every hark process spent mapping and relocating libraries it might not use before
-   main (issue 11, docs/HACKING.md). */
+   main (docs/PERFORMANCE.md, "Libraries opened on first use"). */
 #include "CDBus.h"
 
 #include <dlfcn.h>

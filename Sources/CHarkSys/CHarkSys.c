@@ -38,7 +38,7 @@ int chs_accept_nonblocking(int fd) { return accept4(fd, NULL, NULL, SOCK_CLOEXEC
 
 void chs_line_buffer_stdout(void) { setvbuf(stdout, NULL, _IOLBF, 0); }
 
-int chs_pipe_nonblocking_cloexec(int fds[2]) { return pipe2(fds, O_NONBLOCK | O_CLOEXEC); }
+int chs_pipe2(int fds[2], int flags) { return pipe2(fds, flags); }
 
 int chs_send_with_descriptors(int socket, const void *bytes, size_t count, const int *fds,
                               int fdCount) {
@@ -106,6 +106,8 @@ int chs_socketpair_seqpacket(int fds[2]) {
 }
 
 int chs_pidfd_open(pid_t pid) { return (int)syscall(SYS_pidfd_open, pid, 0); }
+
+pid_t chs_gettid(void) { return (pid_t)syscall(SYS_gettid); }
 
 int chs_pidfd_send_signal(int pidfd, int signal) {
   return (int)syscall(SYS_pidfd_send_signal, pidfd, signal, NULL, 0);

@@ -1,9 +1,9 @@
-/* The curses functions the interface calls, each forwarding to libncursesw.so.6, which is
-   opened on the first cnc_load() rather than by the loader at every start: linked the usual
-   way, every hark process mapped and relocated it and libtinfo (0.25 MB of the headless
-   player's memory, issue 11), though only the interface draws. The declarations come from
-   curses.h (its convenience macros off, so that the functions behind them can be defined),
-   and the compiler checks each forwarder against them. */
+/* The curses functions the interface calls, each forwarding to libncursesw.so.6, which is opened on
+   the first cnc_load() rather than by the loader at every start: linked the usual way, every hark
+   process mapped and relocated it and libtinfo (0.25 MB of the headless player's memory;
+   docs/PERFORMANCE.md, "Libraries opened on first use"), though only the interface draws. The
+   declarations come from curses.h (its convenience macros off, so that the functions behind them
+   can be defined), and the compiler checks each forwarder against them. */
 #define NCURSES_NOMACROS 1
 #include "CNcursesw.h"
 

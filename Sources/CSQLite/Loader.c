@@ -1,8 +1,9 @@
-/* The sqlite3_ functions hark calls, each forwarding to libsqlite3.so.0, which is opened on
-   the first csq_load() rather than by the loader at every start: linked the usual way, every
-   hark process mapped and relocated it (0.25 MB of the headless player's memory, issue 11),
-   though only the interface and `hark library` read the index. The declarations come from
-   sqlite3.h, so the compiler checks each forwarder against the real signature. */
+/* The sqlite3_ functions hark calls, each forwarding to libsqlite3.so.0, which is opened on the
+   first csq_load() rather than by the loader at every start: linked the usual way, every hark
+   process mapped and relocated it (0.25 MB of the headless player's memory; docs/PERFORMANCE.md,
+   "Libraries opened on first use"), though only the interface and `hark library` read the index.
+   The declarations come from sqlite3.h, so the compiler checks each forwarder against the real
+   signature. */
 #include "CSQLite.h"
 
 #include <dlfcn.h>
@@ -31,6 +32,10 @@
   X(int, sqlite3_bind_text,                                                                  \
     (sqlite3_stmt * s, int i, const char *text, int n, void (*destructor)(void *)),          \
     (s, i, text, n, destructor))                                                             \
+  X(int, sqlite3_bind_blob,                                                                  \
+    (sqlite3_stmt * s, int i, const void *data, int n, void (*destructor)(void *)),          \
+    (s, i, data, n, destructor))                                                             \
+  X(const void *, sqlite3_column_blob, (sqlite3_stmt * s, int i), (s, i))                    \
   X(int, sqlite3_bind_null, (sqlite3_stmt * s, int i), (s, i))                               \
   X(int, sqlite3_bind_int64, (sqlite3_stmt * s, int i, sqlite3_int64 v), (s, i, v))          \
   X(int, sqlite3_bind_double, (sqlite3_stmt * s, int i, double v), (s, i, v))                \

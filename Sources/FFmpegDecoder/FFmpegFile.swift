@@ -54,7 +54,8 @@ public final class FFmpegFile: AudioDecoder {
     try Self.refuseUnplayable(path)
     guard let helperPath = helper ?? Self.installedHelper() else {
       throw DecodeError(
-        path: path, reason: "hark-ffmpeg is not installed next to hark (it decodes this format)")
+        .decoderFailed, path: path,
+        reason: "hark-ffmpeg is not installed next to hark (it decodes this format)")
     }
     self.path = path
     self.helperPath = helperPath
@@ -106,7 +107,7 @@ public final class FFmpegFile: AudioDecoder {
       let header = try Self.readHeader(run, answerTimeout)
       guard header.format == format else {
         throw DecodeError(
-          path: path, reason: "cannot seek in it",
+          .cannotSeek, path: path, reason: "cannot seek in it",
           detail: "FFmpeg read it as \(header.format) after the seek, \(format) before")
       }
     } catch {
@@ -138,7 +139,9 @@ public final class FFmpegFile: AudioDecoder {
   }
 
   private static func silence(_ path: String, _ timeout: Duration) -> DecodeError {
-    DecodeError(path: path, reason: "FFmpeg stopped answering (no data for \(spoken(timeout)))")
+    DecodeError(
+      .decoderFailed, path: path,
+      reason: "FFmpeg stopped answering (no data for \(spoken(timeout)))")
   }
 
   // MARK: Starting
@@ -171,16 +174,19 @@ public final class FFmpegFile: AudioDecoder {
   private static func refuseUnplayable(_ path: String) throws(DecodeError) {
     var st = stat()
     guard stat(FileName.c(path), &st) == 0 else {
-      let reason = errno == ENOENT ? "no such file" : String(cString: strerror(errno)).lowercased()
-      throw DecodeError(path: path, reason: reason)
+      guard errno != ENOENT else {
+        throw DecodeError(.notFound, path: path, reason: "no such file")
+      }
+      throw DecodeError(
+        .unreadable, path: path, reason: String(cString: strerror(errno)).lowercased())
     }
     if let kind = kindName(st.st_mode) {
-      throw DecodeError(path: path, reason: "it is \(kind), not a sound file")
+      throw DecodeError(.notAFile, path: path, reason: "it is \(kind), not a sound file")
     }
     if access(FileName.c(path), R_OK) != 0 {
-      throw DecodeError(path: path, reason: "permission denied")
+      throw DecodeError(.unreadable, path: path, reason: "permission denied")
     }
-    if st.st_size == 0 { throw DecodeError(path: path, reason: "the file is empty") }
+    if st.st_size == 0 { throw DecodeError(.damaged, path: path, reason: "the file is empty") }
   }
 
   /// Has the installed helper's server load FFmpeg now, in its own process, when a player

@@ -73,7 +73,8 @@ public final class FFmpegStream: AudioDecoder {
   public init(url: String, helper: String? = nil, timing: Timing = Timing()) throws(DecodeError) {
     guard let helperPath = helper ?? FFmpegFile.installedHelper() else {
       throw DecodeError(
-        path: url, reason: "hark-ffmpeg is not installed next to hark (it plays streams)")
+        .decoderFailed, path: url,
+        reason: "hark-ffmpeg is not installed next to hark (it plays streams)")
     }
     self.path = url
     self.helperPath = helperPath
@@ -86,7 +87,7 @@ public final class FFmpegStream: AudioDecoder {
     case .waiting:
       run.process.kill()
       throw DecodeError(
-        path: url, reason: "the stream did not answer within \(spoken(timing.answer))")
+        .connection, path: url, reason: "the stream did not answer within \(spoken(timing.answer))")
     }
     format = header.format
     frameCount = header.isLive ? nil : header.frames
@@ -125,7 +126,7 @@ public final class FFmpegStream: AudioDecoder {
             run.process.kill()
             phase = .finished
             throw DecodeError(
-              path: path,
+              .unsupported, path: path,
               reason: "the stream came back as \(header.format), not \(format); play it again")
           }
           phase = .streaming(run)
@@ -177,7 +178,7 @@ public final class FFmpegStream: AudioDecoder {
   }
 
   public func seek(toFrame frame: Int) throws(DecodeError) {
-    throw DecodeError(path: path, reason: "a live stream cannot seek")
+    throw DecodeError(.cannotSeek, path: path, reason: "a live stream cannot seek")
   }
 
   // MARK: Connection
@@ -188,7 +189,7 @@ public final class FFmpegStream: AudioDecoder {
     let now = monotonicNanoseconds()
     guard frameCount == nil else {
       phase = .finished
-      throw DecodeError(path: path, reason: "the connection dropped (\(reason))")
+      throw DecodeError(.connection, path: path, reason: "the connection dropped (\(reason))")
     }
     let since = downSince ?? now
     downSince = since
@@ -196,7 +197,8 @@ public final class FFmpegStream: AudioDecoder {
       phase = .finished
       state.ended = true
       throw DecodeError(
-        path: path, reason: "the stream has been gone for \(spoken(timing.giveUp)) (\(reason))")
+        .connection, path: path,
+        reason: "the stream has been gone for \(spoken(timing.giveUp)) (\(reason))")
     }
     let delay = min(
       timing.maxRetry.nanoseconds, timing.firstRetry.nanoseconds << UInt64(min(retries, 20)))

@@ -1,3 +1,4 @@
+import AudioCore
 import Glibc
 import Platform
 
@@ -9,6 +10,14 @@ enum Termination: Equatable {
   case signaled(Int32)
   /// Someone else reaped it (SIGCHLD ignored, or a waitpid(-1) elsewhere): unknown.
   case unknown
+
+  init(_ end: ProcessEnd?) {
+    switch end {
+    case .exited(let status): self = .exited(status)
+    case .signaled(let signal): self = .signaled(signal)
+    case nil: self = .unknown
+    }
+  }
 }
 
 /// What one wait for the helper's output brought.
@@ -81,69 +90,53 @@ final class HelperProcess {
     if served, let process = startServed(executable, arguments, events: events) {
       return process
     }
-    var pipes: [(read: Int32, write: Int32)] = []
-    func closeAll() { for p in pipes { close(p.read); close(p.write) } }
-    for _ in 0..<(events ? 4 : 3) {
-      guard let p = makePipe() else {
-        let code = errno
-        closeAll()
-        throw SpawnFailure(code: code)
-      }
-      pipes.append(p)
-    }
+    let pipes = try makePipes(events ? 4 : 3)
     let (lifeline, output, errors) = (pipes[0], pipes[1], pipes[2])
     // The helper decodes about three seconds ahead into a 1 MiB pipe (64 KiB by default), so a
     // busy moment on its side is not heard. Refused above /proc/sys/fs/pipe-max-size: then not.
     _ = fcntl(output.read, setPipeSize, Int32(1 << 20))
     // Ours non-blocking: `read` takes what is there without waiting, and polls only when empty.
     _ = fcntl(output.read, F_SETFL, fcntl(output.read, F_GETFL) | O_NONBLOCK)
-
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_adddup2(&actions, lifeline.read, 0)
-    posix_spawn_file_actions_adddup2(&actions, output.write, 1)
-    posix_spawn_file_actions_adddup2(&actions, errors.write, 2)
-    if events { posix_spawn_file_actions_adddup2(&actions, pipes[3].write, 3) }
-
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    // The player ignores SIGINT and SIGTERM (it handles them through a dispatch source) and may
-    // ignore SIGPIPE; ignored signals would stay ignored through exec.
-    var defaults = sigset_t()
-    sigemptyset(&defaults)
-    for s in [SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT] { sigaddset(&defaults, s) }
-    posix_spawnattr_setsigdefault(&attributes, &defaults)
-    var empty = sigset_t()
-    sigemptyset(&empty)
-    posix_spawnattr_setsigmask(&attributes, &empty)
-    posix_spawnattr_setpgroup(&attributes, 0)
-    posix_spawnattr_setflags(
-      &attributes,
-      Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP))
-
-    // A file name's bytes as the file system has them (`FileName`), not their escapes' UTF-8.
-    let argv: [UnsafeMutablePointer<CChar>?] =
-      ([executable] + arguments).map { strdup(FileName.c($0)) } + [nil]
-    defer { for p in argv { free(p) } }
-    var pid: pid_t = 0
-    let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
+    var descriptors: [Int32: ChildDescriptor] = [
+      0: .parent(lifeline.read), 1: .parent(output.write), 2: .parent(errors.write),
+    ]
+    if events { descriptors[3] = .parent(pipes[3].write) }
+    let spawned = Result { () throws(SystemError) in
+      try spawn(executable, arguments, descriptors: descriptors, detachment: .newProcessGroup)
+    }
     // The child's ends are its own now (or no one's).
     close(lifeline.read)
     close(output.write)
     close(errors.write)
     if events { close(pipes[3].write) }
-    guard rc == 0 else {
+    switch spawned {
+    case .success(let pid):
+      return HelperProcess(
+        pid: pid, output: output.read, errors: errors.read, lifeline: lifeline.write,
+        events: events ? pipes[3].read : -1)
+    case .failure(let error):
       close(lifeline.write)
       close(output.read)
       close(errors.read)
       if events { close(pipes[3].read) }
-      throw SpawnFailure(code: rc)
+      throw SpawnFailure(code: error.code)
     }
-    return HelperProcess(
-      pid: pid, output: output.read, errors: errors.read, lifeline: lifeline.write,
-      events: events ? pipes[3].read : -1)
+  }
+
+  /// `count` pipes (`makePipe`); none when one of them cannot be made.
+  private static func makePipes(_ count: Int) throws(SpawnFailure) -> [(read: Int32, write: Int32)]
+  {
+    var pipes: [(read: Int32, write: Int32)] = []
+    for _ in 0..<count {
+      do { pipes.append(try makePipe()) } catch {
+        for p in pipes {
+          close(p.read)
+          close(p.write)
+        }
+        throw SpawnFailure(code: error.code)
+      }
+    }
+    return pipes
   }
 
   /// `start` through the fork server: the same pipes, and one more for its status. Nil when
@@ -151,14 +144,7 @@ final class HelperProcess {
   private static func startServed(_ executable: String, _ arguments: [String], events: Bool)
     -> HelperProcess?
   {
-    var pipes: [(read: Int32, write: Int32)] = []
-    for _ in 0..<(events ? 5 : 4) {
-      guard let p = makePipe() else {
-        for p in pipes { close(p.read); close(p.write) }
-        return nil
-      }
-      pipes.append(p)
-    }
+    guard let pipes = try? makePipes(events ? 5 : 4) else { return nil }
     // Its lifeline is the one it reads; it writes the others.
     let theirs = pipes.indices.map { $0 == 1 ? pipes[$0].read : pipes[$0].write }
     let ours = pipes.indices.map { $0 == 1 ? pipes[$0].write : pipes[$0].read }
@@ -249,20 +235,10 @@ final class HelperProcess {
       if termination == nil { kill() }
       return termination ?? .unknown
     }
-    while termination == nil {
-      var status: Int32 = 0
-      let rc = waitpid(pid, &status, WNOHANG)
-      if rc == pid {
-        termination = Self.termination(status)
-      } else if rc < 0 && errno != EINTR {
-        termination = .unknown
-      } else if deadline.hasPassed {
-        kill()
-      } else {
-        usleep(1_000)
-      }
-    }
-    return termination ?? .unknown
+    let end = Termination(
+      waitForChild(pid, killingAfter: .milliseconds(deadline.remainingMilliseconds())))
+    termination = end
+    return end
   }
 
   /// Closes our end of its lifeline, as the player's death would: it exits on seeing that.
@@ -294,20 +270,21 @@ final class HelperProcess {
       return
     }
     _ = Glibc.kill(pid, SIGKILL)
-    var status: Int32 = 0
-    var rc: pid_t
-    repeat { rc = waitpid(pid, &status, 0) } while rc < 0 && errno == EINTR
-    termination = rc == pid ? Self.termination(status) : .unknown
+    termination = Termination(waitForChild(pid))
   }
 
-  /// The last line it wrote to stderr, split at its tab into plain words and FFmpeg's own.
-  var lastLine: (reason: String, detail: String?)? {
+  /// The last line it wrote to stderr as the error of `path`: plain words, a tab and FFmpeg's
+  /// own, a tab and the kind (`DecodeError.Kind`'s name; a line without one, or with a name
+  /// this hark does not know, is `.decoderFailed`). Nil when it wrote none.
+  func lastLineError(path: String) -> DecodeError? {
     let text = String(decoding: errorText, as: UTF8.self)
     guard let line = text.split(separator: "\n").last(where: { !$0.isEmpty }) else { return nil }
-    let parts = line.split(separator: "\t", maxSplits: 1, omittingEmptySubsequences: false)
+    let parts = line.split(separator: "\t", maxSplits: 2, omittingEmptySubsequences: false)
     let reason = String(parts[0])
     guard !reason.isEmpty else { return nil }
-    return (reason, parts.count > 1 && !parts[1].isEmpty ? String(parts[1]) : nil)
+    let detail = parts.count > 1 && !parts[1].isEmpty ? String(parts[1]) : nil
+    let kind = parts.count > 2 ? DecodeError.Kind(rawValue: String(parts[2])) : nil
+    return DecodeError(kind ?? .decoderFailed, path: path, reason: reason, detail: detail)
   }
 
   /// The whole event lines it has written since the last call, without their line breaks.
@@ -370,55 +347,17 @@ final class HelperProcess {
       && errno == EINTR
     close(statusPipe)
     statusPipe = -1
-    return got == MemoryLayout<Int32>.size ? Self.termination(status) : .unknown
-  }
-
-  private static func termination(_ status: Int32) -> Termination {
-    // WIFEXITED and friends are macros Swift does not import.
-    let signal = status & 0x7f
-    if signal == 0 { return .exited((status >> 8) & 0xff) }
-    return .signaled(signal)
+    return Termination(got == MemoryLayout<Int32>.size ? ProcessEnd(waitStatus: status) : nil)
   }
 }
 
-/// posix_spawn or pipe2 failed with this error number.
+/// The helper could not be started (no pipe, or posix_spawn failed) for this error number.
 struct SpawnFailure: Error {
   var code: Int32
 }
 
 /// F_SETPIPE_SZ (Linux), which Swift's Glibc module hides behind _GNU_SOURCE.
 private let setPipeSize: Int32 = 1031
-
-/// pipe2(2) with O_CLOEXEC, so that no other child the player starts meanwhile inherits either
-/// end (one that did would hold the helper's stdout open past its end). Swift's Glibc module
-/// hides pipe2 behind _GNU_SOURCE; glibc has had it since 2.9.
-private func makePipe() -> (read: Int32, write: Int32)? {
-  var fds: (Int32, Int32) = (-1, -1)
-  let rc = withUnsafeMutablePointer(to: &fds) {
-    $0.withMemoryRebound(to: Int32.self, capacity: 2) { pipe2Function($0, O_CLOEXEC) }
-  }
-  guard rc == 0 else { return nil }
-  // Descriptors 0 to 2 are free only in a process that closed its own stdio; the child's
-  // dup2s onto 0, 1 and 2 must not overwrite one another, so move ours above them.
-  return (raised(fds.0), raised(fds.1))
-}
-
-private func raised(_ fd: Int32) -> Int32 {
-  guard fd < 3 else { return fd }
-  let moved = fcntl(fd, F_DUPFD_CLOEXEC, Int32(3))
-  guard moved >= 0 else { return fd }
-  close(fd)
-  return moved
-}
-
-private typealias Pipe2 = @convention(c) (UnsafeMutablePointer<Int32>, Int32) -> Int32
-
-private let pipe2Function: Pipe2 = {
-  guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "pipe2") else {
-    preconditionFailure("this C library has no pipe2")
-  }
-  return unsafeBitCast(symbol, to: Pipe2.self)
-}()
 
 /// A point on the monotonic clock `timeout` from now.
 struct Deadline {

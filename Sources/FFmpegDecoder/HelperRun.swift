@@ -72,7 +72,8 @@ final class HelperRun {
         guard let header = HelperHeader(text) else {
           process.kill()
           throw DecodeError(
-            path: path, reason: "hark-ffmpeg answered in a way hark does not understand",
+            .decoderFailed, path: path,
+            reason: "hark-ffmpeg answered in a way hark does not understand",
             detail: String(text.prefix(80)))
         }
         self.header = header
@@ -81,7 +82,8 @@ final class HelperRun {
       guard filled < store.count else {
         process.kill()
         throw DecodeError(
-          path: path, reason: "hark-ffmpeg answered in a way hark does not understand",
+          .decoderFailed, path: path,
+          reason: "hark-ffmpeg answered in a way hark does not understand",
           detail: "no end to its header")
       }
       let wait = Duration.milliseconds(Int64(deadline.remainingMilliseconds()))
@@ -91,7 +93,7 @@ final class HelperRun {
       case .end:
         let termination = process.finish(timeout: finishTimeout)
         throw failure(termination)
-          ?? DecodeError(path: path, reason: "hark-ffmpeg ended without a word")
+          ?? DecodeError(.decoderFailed, path: path, reason: "hark-ffmpeg ended without a word")
       case .silence:
         return .waiting
       }
@@ -161,17 +163,17 @@ final class HelperRun {
     case .exited(0):
       return nil
     case .exited(let status):
-      if let line = process.lastLine {
-        return DecodeError(path: path, reason: line.reason, detail: line.detail)
-      }
-      return DecodeError(path: path, reason: "hark-ffmpeg failed (exit status \(status))")
+      return process.lastLineError(path: path)
+        ?? DecodeError(
+          .decoderFailed, path: path, reason: "hark-ffmpeg failed (exit status \(status))")
     case .signaled(let signal):
       let name = strsignal(signal).map { String(cString: $0) }
       return DecodeError(
-        path: path, reason: "FFmpeg crashed on it (signal \(signal))", detail: name)
+        .decoderFailed, path: path, reason: "FFmpeg crashed on it (signal \(signal))",
+        detail: name)
     case .unknown:
       // Reaped by someone else: its line, if it wrote one, is the only word on how it went.
-      return process.lastLine.map { DecodeError(path: path, reason: $0.reason, detail: $0.detail) }
+      return process.lastLineError(path: path)
     }
   }
 
@@ -191,7 +193,7 @@ final class HelperRun {
         error.code == ENOENT
         ? "hark-ffmpeg is not installed next to hark (it decodes this format)"
         : "hark-ffmpeg could not be started"
-      throw DecodeError(path: path, reason: reason, detail: detail)
+      throw DecodeError(.decoderFailed, path: path, reason: reason, detail: detail)
     }
   }
 }

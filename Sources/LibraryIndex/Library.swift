@@ -1,7 +1,8 @@
 import CSQLite
 import Glibc
+import MediaFiles
 import Platform
-import PlayerEngine
+import UserText
 
 /// One track in the index.
 public struct IndexedTrack: Equatable, Sendable {
@@ -66,12 +67,14 @@ public struct ScanProgress: Sendable {
 /// `$XDG_CACHE_HOME/hark/library.sqlite3`), read by TagLib in the hark-tags helper, kept
 /// current by incremental scans (only files whose size or modification time changed are read
 /// again). It is a cache: a damaged or foreign database is set aside (renamed, with a message)
-/// and rebuilt, and nothing in it is the only copy of anything.
+/// and rebuilt, and nothing in it is the only copy of anything, but for the places long
+/// recordings were left (`places`) and the speeds podcasts and books play at (`speeds`), which
+/// are copied from an index set aside into the new one as far as they can be read.
 public final class Library {
   /// The paths the last `scan` read afresh or removed: what an interface that shows their tags
   /// reads again (a retagged file's new title).
   public private(set) var lastChanged: [String] = []
-  private let database: Database
+  let database: Database
   public let path: String
   /// Said when the database at `path` could not be used and was set aside, for a program that
   /// indexes the music folder again: "the library index '…' was set aside as '…' (why);
@@ -83,9 +86,27 @@ public final class Library {
   /// The schema's version (PRAGMA user_version) and an application id ("hark").
   /// 2: the search index (tracks_search). 3: the tracks in search order (tracks_in_order), in
   /// place of an index by artist that no query used; Greek, Cyrillic and Vietnamese letters
-  /// folded (SearchText).
-  static let schemaVersion = 3
+  /// folded (SearchText). 4: loudness measured (Sound Check for untagged files) and plays
+  /// counted. 5: the places long recordings were left (`places`). 6: the speeds podcasts and
+  /// books play at (`speeds`). 7: the search index built whole by a scan of many files, its
+  /// triggers dropped meanwhile (`tracks_search_stale`): a hark before it would write rows
+  /// past a search index left stale, and never build it.
+  static let schemaVersion = 7
+
+  /// The columns schema 4 added to `tracks`, after `folded`: the measured loudness (LUFS, the
+  /// true peak as a linear ratio, the gating blocks an album is gated from, whether it was
+  /// measured: 0 not yet, 1 measured, 2 could not be, and why not), and the album's, with how
+  /// many tracks it was gated over (so that an album that gained or lost a track is measured
+  /// again).
+  static let loudnessColumns = [
+    ("loudness", "REAL"), ("true_peak", "REAL"), ("loudness_blocks", "BLOB"),
+    ("measured", "INTEGER NOT NULL DEFAULT 0"), ("measure_problem", "TEXT"),
+    ("album_loudness", "REAL"), ("album_peak", "REAL"), ("album_tracks", "INTEGER"),
+  ]
   static let applicationID: Int32 = 0x6861_726B
+
+  /// The page cache of a reader's connection, KiB.
+  static let readerCacheKiB = 512
 
   /// The index's usual place, or nil without a home.
   public static func defaultPath() -> String? {
@@ -109,8 +130,13 @@ public final class Library {
     } else if access(FileName.c(path), F_OK) == 0, (try? Database(path: path)) == nil {
       problem = "it cannot be opened"
     }
+    var salvaged: [KeptPlace] = []
+    var salvagedSpeeds: [KeptSpeed] = []
     if let problem {
       guard checked else { throw SQLiteError(code: SQLITE_CANTOPEN, message: problem) }
+      // Before it is moved and its log dropped: what the log holds is read with it.
+      salvaged = Self.placesToSalvage(at: path)
+      salvagedSpeeds = Self.speedsToSalvage(at: path)
       // Never over an earlier one: two set aside in the same second kept only the second.
       var aside = path + ".broken-\(time(nil))"
       var other = 2
@@ -137,8 +163,36 @@ public final class Library {
         path TEXT PRIMARY KEY NOT NULL, size INTEGER NOT NULL, mtime INTEGER NOT NULL,
         title TEXT, artist TEXT, album_artist TEXT, album TEXT, track INTEGER, disc INTEGER,
         year INTEGER, genre TEXT, seconds REAL, track_gain REAL, album_gain REAL,
-        cover INTEGER NOT NULL DEFAULT 0, problem TEXT, folded TEXT NOT NULL DEFAULT ''
+        cover INTEGER NOT NULL DEFAULT 0, problem TEXT, folded TEXT NOT NULL DEFAULT '',
+        \(Self.loudnessColumns.map { $0.0 + " " + $0.1 }.joined(separator: ", "))
       );
+      -- Plays counted (a listen by Last.fm's rule: half the track or 4 minutes), by path, kept
+      -- apart from the tracks so that a rescan of a changed file keeps its count. The listens'
+      -- own log ($XDG_STATE_HOME/hark/listens.log) is the record: a rebuilt index counts again
+      -- from it.
+      CREATE TABLE IF NOT EXISTS plays (
+        path TEXT PRIMARY KEY NOT NULL, count INTEGER NOT NULL, last REAL NOT NULL
+      );
+      -- How far into the listens' log the plays are counted (bytes): counting is catching up
+      -- with the log, in one transaction with the plays, so a listen is counted once however
+      -- a crash falls.
+      CREATE TABLE IF NOT EXISTS plays_log (
+        id INTEGER PRIMARY KEY CHECK (id = 1), offset INTEGER NOT NULL
+      );
+      -- Where long recordings were left (audiobooks, podcasts, lectures), by path: seconds in,
+      -- or played (heard to the end). Written by the player as it plays them; kept apart from
+      -- the tracks, as the plays are, so that a rescan keeps them.
+      CREATE TABLE IF NOT EXISTS places (
+        path TEXT PRIMARY KEY NOT NULL, position REAL, played INTEGER NOT NULL DEFAULT 0,
+        duration REAL, updated REAL NOT NULL
+      );
+      -- The speed each podcast or book plays at (spoken word), by the folder its files are in,
+      -- as the user last chose it; kept apart from the tracks, as the places are.
+      CREATE TABLE IF NOT EXISTS speeds (
+        folder TEXT PRIMARY KEY NOT NULL, rate REAL NOT NULL, updated REAL NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS plays_by_count ON plays (count, last);
+      CREATE INDEX IF NOT EXISTS plays_by_last ON plays (last);
       DROP INDEX IF EXISTS tracks_by_artist;
       -- The tracks in the order searches and folders list them, with the folded text, so that
       -- a search that finds many can read them in order and stop at its limit, and one that
@@ -157,36 +211,111 @@ public final class Library {
       -- first, which fires the delete trigger only with recursive_triggers on (above).
       CREATE VIRTUAL TABLE IF NOT EXISTS tracks_search
         USING fts5(folded, content = 'tracks', content_rowid = 'rowid', tokenize = 'trigram');
-      CREATE TRIGGER IF NOT EXISTS tracks_search_insert AFTER INSERT ON tracks BEGIN
-        INSERT INTO tracks_search (rowid, folded) VALUES (new.rowid, new.folded);
-      END;
-      CREATE TRIGGER IF NOT EXISTS tracks_search_delete AFTER DELETE ON tracks BEGIN
-        INSERT INTO tracks_search (tracks_search, rowid, folded)
-          VALUES ('delete', old.rowid, old.folded);
-      END;
-      CREATE TRIGGER IF NOT EXISTS tracks_search_update AFTER UPDATE ON tracks BEGIN
-        INSERT INTO tracks_search (tracks_search, rowid, folded)
-          VALUES ('delete', old.rowid, old.folded);
-        INSERT INTO tracks_search (rowid, folded) VALUES (new.rowid, new.folded);
-      END;
+      -- A row here: the search index is not in step with the tracks (a scan that reads many
+      -- files writes them without it, and builds it whole at its end: `scan`), and searches go
+      -- without it until a scan has built it.
+      CREATE TABLE IF NOT EXISTS tracks_search_stale (id INTEGER PRIMARY KEY CHECK (id = 1));
       """)
+    // The triggers that keep the search index in step, unless it is being built whole.
+    if try !searchIndexIsStale() { try database.execute(Self.searchTriggers) }
+    // The interface's readers (opened unchecked) read a page at a time, mostly by path: a
+    // small cache of pages (the file's are in the kernel's cache anyway) rather than SQLite's
+    // 2 MiB each, of which the interface has three or four open.
+    if !checked { try database.execute("PRAGMA cache_size = -\(Self.readerCacheKiB)") }
     if (1..<Self.schemaVersion).contains(before) {
       try upgrade()
     } else if before == 0 {
       try database.execute("PRAGMA user_version = \(Self.schemaVersion)")
     }
+    for p in salvaged {
+      try? keepPlace(of: p.path, at: p.position, duration: p.duration, time: p.updated)
+    }
+    for s in salvagedSpeeds { try? keepSpeed(s.rate, ofFolder: s.folder, time: s.updated) }
+    // Over columns an upgrade may just have added.
+    try database.execute(
+      """
+      -- The tracks still to measure, in album order: few once the first pass is done, so the
+      -- index is small, and the background thread finds its next album without reading every
+      -- row.
+      CREATE INDEX IF NOT EXISTS tracks_to_measure
+        ON tracks (coalesce(album_artist, artist), album, disc, track, path)
+        WHERE measured = 0 AND track_gain IS NULL AND problem IS NULL;
+      """)
+  }
+
+  /// The triggers that keep the search index (`tracks_search`) in step with the tracks, one
+  /// row at a time. The scan's INSERT OR REPLACE deletes the old row first, which fires the
+  /// delete trigger only with recursive_triggers on (`init`).
+  static let searchTriggers = """
+    CREATE TRIGGER IF NOT EXISTS tracks_search_insert AFTER INSERT ON tracks BEGIN
+      INSERT INTO tracks_search (rowid, folded) VALUES (new.rowid, new.folded);
+    END;
+    CREATE TRIGGER IF NOT EXISTS tracks_search_delete AFTER DELETE ON tracks BEGIN
+      INSERT INTO tracks_search (tracks_search, rowid, folded)
+        VALUES ('delete', old.rowid, old.folded);
+    END;
+    CREATE TRIGGER IF NOT EXISTS tracks_search_update AFTER UPDATE ON tracks BEGIN
+      INSERT INTO tracks_search (tracks_search, rowid, folded)
+        VALUES ('delete', old.rowid, old.folded);
+      INSERT INTO tracks_search (rowid, folded) VALUES (new.rowid, new.folded);
+    END;
+    """
+
+  /// Whether the search index is out of step with the tracks (a scan is building it whole, or
+  /// one that was to was interrupted): `search` then goes without it.
+  func searchIndexIsStale() throws(SQLiteError) -> Bool {
+    try database.scalar("SELECT count(*) FROM tracks_search_stale") != "0"
+  }
+
+  /// Before a scan writes many tracks: the search index is left out of step (its triggers
+  /// dropped, and said so, in one transaction), to be built whole at the end
+  /// (`rebuildSearchIndex`). Fed a row at a time, FTS5's trigram index took 2.5 of the 3 s
+  /// SQLite spent on 50,000 new tracks; built whole it takes 0.8.
+  func leaveSearchIndexStale() throws(SQLiteError) {
+    try database.execute(
+      """
+      BEGIN IMMEDIATE;
+      INSERT OR IGNORE INTO tracks_search_stale (id) VALUES (1);
+      DROP TRIGGER IF EXISTS tracks_search_insert;
+      DROP TRIGGER IF EXISTS tracks_search_delete;
+      DROP TRIGGER IF EXISTS tracks_search_update;
+      COMMIT;
+      """)
+  }
+
+  /// The search index built whole from the tracks, and kept in step again, in one transaction:
+  /// interrupted, the index stays stale, and the next scan builds it.
+  func rebuildSearchIndex() throws(SQLiteError) {
+    try database.execute("BEGIN IMMEDIATE")
+    do throws(SQLiteError) {
+      try database.execute(
+        "INSERT INTO tracks_search (tracks_search) VALUES ('rebuild');" + Self.searchTriggers
+          + "DELETE FROM tracks_search_stale; COMMIT;")
+    } catch {
+      try? database.execute("ROLLBACK")
+      throw error
+    }
   }
 
   /// Brings an index of an earlier schema up to date, in one transaction with its version (a
   /// connection that opened it meanwhile, such as the interface's beside its scan, finds the
-  /// work done): the folding of schemas 1 and 2 knew Latin letters only, so every track's
+  /// work done): schema 4's loudness columns are added (each track to be measured); the
+  /// folding of schemas 1 and 2 knew Latin letters only, so every track's
   /// folded text is made again from its tags, and the changed ones written (the triggers
   /// keep the search index in step); schema 1's search index is built.
   private func upgrade() throws(SQLiteError) {
     try database.execute("BEGIN IMMEDIATE")
     do throws(SQLiteError) {
       let version = Int(try database.scalar("PRAGMA user_version") ?? "0") ?? 0
-      if version < Self.schemaVersion {
+      // Schema 5's places, 6's speeds and 7's mark of a stale search index are made by `init`
+      // (CREATE TABLE IF NOT EXISTS), before this.
+      if version < 4 {
+        let existing = try columnNames("tracks")
+        for (name, kind) in Self.loudnessColumns where !existing.contains(name) {
+          try database.execute("ALTER TABLE tracks ADD COLUMN \(name) \(kind)")
+        }
+      }
+      if version < 3 {
         // First, as the triggers that keep it in step with the folded text below expect it.
         if version == 1 {
           try database.execute("INSERT INTO tracks_search (tracks_search) VALUES ('rebuild')")
@@ -197,6 +326,8 @@ public final class Library {
         let update = try database.prepare(
           "UPDATE tracks SET folded = ?2 WHERE path = ?1 AND folded IS NOT ?2")
         for t in all { try update.run([.text(t.path), .text(Self.folded(t))]) }
+      }
+      if version < Self.schemaVersion {
         try database.execute("PRAGMA user_version = \(Self.schemaVersion)")
       }
       try database.execute("COMMIT")
@@ -204,6 +335,13 @@ public final class Library {
       try? database.execute("ROLLBACK")
       throw error
     }
+  }
+
+  private func columnNames(_ table: String) throws(SQLiteError) -> Set<String> {
+    let s = try database.prepare("SELECT name FROM pragma_table_info('\(table)')")
+    var names: Set<String> = []
+    while try s.step() { if let n = s.text(0) { names.insert(n) } }
+    return names
   }
 
   /// Why an existing database will not do; nil when it will (or is new and empty).
@@ -223,7 +361,9 @@ public final class Library {
     if tables == 0 && version == 0 && id == 0 { return nil }  // new
     if id != applicationID { return "it is not hark's" }
     // 1 and 2 are brought up to date in place (init).
-    if ![1, 2, schemaVersion].contains(version) { return "it is of another version (\(version))" }
+    if ![1, 2, 3, 4, 5, 6, schemaVersion].contains(version) {
+      return "it is of another version (\(version))"
+    }
     return nil
   }
 
@@ -249,33 +389,43 @@ public final class Library {
     let root = folder.count > 1 && folder.hasSuffix("/") ? String(folder.dropLast()) : folder
     let started = monotonicNanoseconds()
     var report = ScanReport()
-    let files = QueueLoader.walk(root)
+    let files = QueueLoader.walkStamped(root)
     report.found = files.count
     // What the index holds under the folder: path → (size, mtime). (As many as were found,
-    // as a rule: room for them at once, not a table grown and copied twice over.)
-    var known: [String: (Int, Int)] = [:]
+    // as a rule: room for them at once, not a table grown and copied twice over. By the
+    // paths' bytes: a String key is hashed through its Unicode normalization.)
+    var known: [PathKey: (Int, Int)] = [:]
     known.reserveCapacity(files.count)
     let existing = try database.prepare(
       "SELECT path, size, mtime FROM tracks WHERE path = ?1 OR substr(path, 1, ?2) = ?3")
     try existing.bind([.text(root), .integer((root + "/").unicodeScalars.count), .text(root + "/")])
     while try existing.step() {
       if let p = existing.text(0) {
-        known[p] = (existing.integer(1) ?? -1, existing.integer(2) ?? -1)
+        known[PathKey(p)] = (existing.integer(1) ?? -1, existing.integer(2) ?? -1)
       }
     }
     // What to read: new or changed.
     var toRead: [(String, Int, Int)] = []
-    var sheets: [String: CueSheet] = [:]
     for file in files {
       // Taken out as it is found: what is left is gone.
-      let k = known.removeValue(forKey: file)
-      let stamp = Self.stamp(of: CueSheet.Reference(file)?.sheet ?? file)
-      if let k, k == stamp { continue }
-      toRead.append((file, stamp.0, stamp.1))
+      let k = known.removeValue(forKey: PathKey(file.path))
+      if let k, k == (file.size, file.mtime) { continue }
+      toRead.append((file.path, file.size, file.mtime))
     }
-    let gone = Array(known.keys)
+    let gone = known.keys.map(\.path)
     known = [:]
-    let helper = TagHelper(executable: tagHelper ?? TagHelper.installed() ?? "hark-tags")
+    // In the index's order (the paths' bytes): written in the order the folders list them,
+    // each row went to another page of the index by path (1 s more CPU at 50,000 tracks).
+    toRead.sort { PathKey($0.0) < PathKey($1.0) }
+    // Many to read (a first scan, a folder added): the search index is built whole at the end
+    // rather than fed a row at a time; also when an earlier scan that was to build it whole
+    // was interrupted.
+    var bulk = try searchIndexIsStale()
+    if !bulk, toRead.count >= bulkScan {
+      // (Counted only then: a rescan of one folder of 200,000 tracks need not count them.)
+      bulk = toRead.count * 3 >= max(files.count, try count())
+    }
+    if bulk { try leaveSearchIndexStale() }
     let upsert = try database.prepare(
       """
       INSERT OR REPLACE INTO tracks (path, size, mtime, title, artist, album_artist, album,
@@ -289,24 +439,46 @@ public final class Library {
       report.removed += 1
     }
     var lastSaid = started
-    for (i, (path, size, mtime)) in toRead.enumerated() {
-      let track = read(path, helper: helper, sheets: &sheets)
+    var written = 0
+    func write(_ track: IndexedTrack, size: Int, mtime: Int) throws(SQLiteError) {
       if track.problem != nil { report.unreadable += 1 }
       try upsert.run(Self.values(track, size: size, mtime: mtime))
       report.read += 1
+      written += 1
       // A commit now and then: an interrupted scan keeps what it read.
-      if i % 500 == 499 { try database.execute("COMMIT; BEGIN") }
+      if written % 500 == 0 { try database.execute("COMMIT; BEGIN") }
       let now = monotonicNanoseconds()
       if now - lastSaid > 200_000_000 {
         lastSaid = now
         progress(
           ScanProgress(
-            done: files.count - toRead.count + i + 1, total: files.count, read: i + 1,
+            done: files.count - toRead.count + written, total: files.count, read: written,
             toRead: toRead.count, elapsed: Double(now - started) / 1e9))
       }
     }
+    // A cue sheet's tracks from their sheets, here; the files through hark-tags, one helper a
+    // processor, reading ahead.
+    var sheets: [String: CueSheet] = [:]
+    var fromFiles: [(String, Int, Int)] = []
+    for item in toRead {
+      guard let reference = CueSheet.Reference(item.0) else {
+        fromFiles.append(item)
+        continue
+      }
+      try write(Self.track(item.0, of: reference, sheets: &sheets), size: item.1, mtime: item.2)
+    }
+    if !fromFiles.isEmpty {
+      let readers = TagReaders(
+        executable: tagHelper ?? TagHelper.installed() ?? "hark-tags",
+        count: min(tagReaders, (fromFiles.count + 99) / 100))
+      defer { readers.stop() }
+      try readers.read(fromFiles.map(\.0)) { i, record throws(SQLiteError) in
+        let (path, size, mtime) = fromFiles[i]
+        try write(Self.track(path, from: record), size: size, mtime: mtime)
+      }
+    }
     try database.execute("COMMIT")
-    helper.stop()
+    if bulk { try rebuildSearchIndex() }
     lastChanged = toRead.map(\.0) + gone
     progress(
       ScanProgress(
@@ -315,36 +487,40 @@ public final class Library {
     return report
   }
 
-  /// A file's size and modification time (ns), or (-1, -1) when it cannot be stat'ed.
-  static func stamp(of path: String) -> (Int, Int) {
-    var st = stat()
-    guard stat(FileName.c(path), &st) == 0 else { return (-1, -1) }
-    return (Int(st.st_size), Int(st.st_mtim.tv_sec) * 1_000_000_000 + Int(st.st_mtim.tv_nsec))
-  }
+  /// How many hark-tags helpers a scan runs at most: one a processor. (A scan of fewer than
+  /// a hundred files starts one.)
+  var tagReaders = max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
 
-  /// The tags of `path`: a cue sheet's track from its sheet, a file through hark-tags.
-  private func read(_ path: String, helper: TagHelper, sheets: inout [String: CueSheet])
-    -> IndexedTrack
-  {
+  /// From how many files to read a scan builds the search index whole at its end, when they
+  /// are a third of the folder's or more (`leaveSearchIndexStale`): a row fed to FTS5 costs
+  /// about 50 µs, a row of a whole build about 16. A variable for the tests.
+  var bulkScan = 1000
+
+  /// A cue sheet's track, from its sheet (each sheet read once a scan).
+  private static func track(
+    _ path: String, of reference: CueSheet.Reference, sheets: inout [String: CueSheet]
+  ) -> IndexedTrack {
     var track = IndexedTrack(path: path)
-    if let reference = CueSheet.Reference(path) {
-      if sheets[reference.sheet] == nil, case .success(let s) = CueSheet.read(reference.sheet) {
-        sheets[reference.sheet] = s
-      }
-      guard let sheet = sheets[reference.sheet],
-        let t = sheet.tracks.first(where: { $0.number == reference.track })
-      else {
-        track.problem = "its cue sheet cannot be read"
-        return track
-      }
-      track.title = t.title
-      track.artist = t.performer ?? sheet.performer
-      track.albumArtist = sheet.performer
-      track.album = sheet.title
-      track.trackNumber = t.number
+    if sheets[reference.sheet] == nil, case .success(let s) = CueSheet.read(reference.sheet) {
+      sheets[reference.sheet] = s
+    }
+    guard let sheet = sheets[reference.sheet],
+      let t = sheet.tracks.first(where: { $0.number == reference.track })
+    else {
+      track.problem = "its cue sheet cannot be read"
       return track
     }
-    let record = helper.read(path)
+    track.title = t.title
+    track.artist = t.performer ?? sheet.performer
+    track.albumArtist = sheet.performer
+    track.album = sheet.title
+    track.trackNumber = t.number
+    return track
+  }
+
+  /// A file's track, from what hark-tags said of it.
+  private static func track(_ path: String, from record: TagRecord) -> IndexedTrack {
+    var track = IndexedTrack(path: path)
     let f = record.fields
     track.problem = record.problem
     track.title = f["title"]
@@ -365,11 +541,25 @@ public final class Library {
   /// What search looks in, folded: the title (else the file's name), artist, album artist,
   /// album, genre, the file's name and the year.
   static func folded(_ t: IndexedTrack) -> String {
+    String(decoding: foldedBytes(t), as: UTF8.self)
+  }
+
+  /// `folded`'s text in UTF-8, each part folded into one buffer (folding is letter by letter,
+  /// so the parts folded apart and joined are the parts joined and folded), without the
+  /// joined string and its fold into another: a scan folds every track it reads.
+  static func foldedBytes(_ t: IndexedTrack) -> [UInt8] {
     let name = QueueLoader.title(fromPath: t.path)
-    let searchable =
-      [t.title ?? name, t.artist, t.albumArtist, t.album, t.genre, name]
-      .compactMap { $0 }.joined(separator: " ") + (t.year.map { " \($0)" } ?? "")
-    return SearchText.folded(searchable)
+    var out: [UInt8] = []
+    out.reserveCapacity(192)
+    var first = true
+    for part in [t.title ?? name, t.artist, t.albumArtist, t.album, t.genre, name] {
+      guard let part else { continue }
+      if !first { out.append(UInt8(ascii: " ")) }
+      first = false
+      SearchText.fold(part, into: &out)
+    }
+    if let year = t.year { out += " \(year)".utf8 }
+    return out
   }
 
   static func values(_ t: IndexedTrack, size: Int, mtime: Int) -> [Statement.Value?] {
@@ -379,7 +569,7 @@ public final class Library {
       t.trackNumber.map { .integer($0) }, t.disc.map { .integer($0) }, t.year.map { .integer($0) },
       t.genre.map { .text($0) }, t.seconds.map { .real($0) }, t.trackGain.map { .real($0) },
       t.albumGain.map { .real($0) }, .integer(t.hasCover ? 1 : 0), t.problem.map { .text($0) },
-      .text(folded(t)),
+      .utf8(foldedBytes(t)),
     ]
   }
 
@@ -395,7 +585,7 @@ public final class Library {
 
   /// The order of search results and of a folder's tracks: album artist (else artist), album,
   /// disc, track, path.
-  private static let searchOrder = "coalesce(album_artist, artist), album, disc, track, path"
+  static let searchOrder = "coalesce(album_artist, artist), album, disc, track, path"
 
   /// A word found by this many tracks or more makes a search read `tracks_in_order` until it
   /// has its limit, rather than sort every track found: at 50,000 tracks, sorting 3,000 takes
@@ -426,7 +616,8 @@ public final class Library {
     // trigrams matches exactly the texts that hold it (no row is read to check, as LIKE
     // through the same index would: 13 ms, not 20 to 35, for 6,000 of 50,000).
     let long = words.filter { $0.unicodeScalars.count >= 3 }
-    if !long.isEmpty {
+    // (While a scan builds the search index whole, every track is read instead.)
+    if !long.isEmpty, try !searchIndexIsStale() {
       let phrase = long.map { "\"" + $0.replacingEvery(["\"": "\"\""]) + "\"" }
         .joined(separator: " ")
       let count = try database.prepare(
@@ -464,7 +655,10 @@ public final class Library {
   public static func searchTable(ofIndexAt path: String, under root: String)
     throws(SQLiteError) -> SearchTable
   {
-    try searchTable(of: Database(path: path, create: false), under: root)
+    let database = try Database(path: path, create: false)
+    // Read once, in order: no page is wanted twice.
+    try database.execute("PRAGMA cache_size = -\(readerCacheKiB)")
+    return try searchTable(of: database, under: root)
   }
 
   private static func searchTable(of database: Database, under root: String)
@@ -508,6 +702,50 @@ public final class Library {
   }
 
   private var trackAtPath: Statement?
+
+  /// What a list shows of a track: its tags but the album artist and genre, its length.
+  public struct Listed: Equatable, Sendable {
+    public var title: String?
+    public var artist: String?
+    public var album: String?
+    public var trackNumber: Int?
+    public var year: Int?
+    public var seconds: Double?
+  }
+
+  /// What a list shows of the track indexed for `path`; nil when it is not indexed or its tags
+  /// could not be read. Only those columns are read, through a statement prepared once: the
+  /// interface asks this of each of a queue's 50,000 entries, where reading whole rows (every
+  /// tag, the loudness measured, into an `IndexedTrack` of a dozen strings) took most of a
+  /// second of its worker's time while the user typed.
+  public func listed(at path: String) throws(SQLiteError) -> Listed? {
+    let s: Statement
+    if let prepared = listedAtPath {
+      s = prepared
+    } else {
+      s = try database.prepare(
+        "SELECT title, artist, album, track, year, seconds FROM tracks"
+          + " WHERE path = ?1 AND problem IS NULL")
+      listedAtPath = s
+    }
+    try s.bind([.text(path)])
+    guard try s.step() else { return nil }
+    let found = Listed(
+      title: s.text(0), artist: s.text(1), album: s.text(2), trackNumber: s.integer(3),
+      year: s.integer(4), seconds: s.real(5))
+    // Read to its end, which ends its read of the database.
+    while try s.step() {}
+    return found
+  }
+
+  private var listedAtPath: Statement?
+
+  /// Begins a read transaction: the reads until `endRead` see the index as it is now, and
+  /// take SQLite's locks once, not at each read.
+  public func beginRead() throws(SQLiteError) { try database.execute("BEGIN") }
+
+  /// Ends the read transaction `beginRead` began.
+  public func endRead() throws(SQLiteError) { try database.execute("COMMIT") }
 
   /// Every track under `folder`, in the order `search` gives.
   public func tracks(under folder: String) throws(SQLiteError) -> [IndexedTrack] {
@@ -745,14 +983,14 @@ public final class Library {
   }
 
   /// Paths under a folder: ?1 its length with the slash, in characters; ?2 it with the slash.
-  private static let under = "substr(path, 1, ?1) = ?2"
+  static let under = "substr(path, 1, ?1) = ?2"
 
-  private static func underValues(_ root: String) -> [Statement.Value?] {
+  static func underValues(_ root: String) -> [Statement.Value?] {
     let slashed = root.hasSuffix("/") ? root : root + "/"
     return [.integer(slashed.unicodeScalars.count), .text(slashed)]
   }
 
-  private func tracks(_ sql: String, _ values: [Statement.Value?]) throws(SQLiteError)
+  func tracks(_ sql: String, _ values: [Statement.Value?]) throws(SQLiteError)
     -> [IndexedTrack]
   {
     let s = try database.prepare(sql)
@@ -762,27 +1000,33 @@ public final class Library {
 
   /// The tracks a statement selecting `*` from `tracks` gives, read to its end (which ends its
   /// read of the database).
-  private func tracks(of s: Statement) throws(SQLiteError) -> [IndexedTrack] {
+  func tracks(of s: Statement) throws(SQLiteError) -> [IndexedTrack] {
     var out: [IndexedTrack] = []
     while try s.step() {
-      var t = IndexedTrack(path: s.text(0) ?? "")
-      t.title = s.text(3)
-      t.artist = s.text(4)
-      t.albumArtist = s.text(5)
-      t.album = s.text(6)
-      t.trackNumber = s.integer(7)
-      t.disc = s.integer(8)
-      t.year = s.integer(9)
-      t.genre = s.text(10)
-      t.seconds = s.real(11)
-      t.trackGain = s.real(12)
-      t.albumGain = s.real(13)
-      t.hasCover = s.integer(14) == 1
-      t.problem = s.text(15)
-      out.append(t)
+      if let t = try tracks(ofRow: s) { out.append(t) }
     }
     return out
   }
+
+  /// The track in the row `s` is on, of a statement selecting `*` from `tracks` first.
+  func tracks(ofRow s: Statement) throws(SQLiteError) -> IndexedTrack? {
+    var t = IndexedTrack(path: s.text(0) ?? "")
+    t.title = s.text(3)
+    t.artist = s.text(4)
+    t.albumArtist = s.text(5)
+    t.album = s.text(6)
+    t.trackNumber = s.integer(7)
+    t.disc = s.integer(8)
+    t.year = s.integer(9)
+    t.genre = s.text(10)
+    t.seconds = s.real(11)
+    t.trackGain = s.real(12)
+    t.albumGain = s.real(13)
+    t.hasCover = s.integer(14) == 1
+    t.problem = s.text(15)
+    return t
+  }
+
 }
 
 extension String {

@@ -90,6 +90,20 @@ final class Statement {
       case .integer(let n): rc = sqlite3_bind_int64(statement, at, Int64(n))
       case .real(let d): rc = sqlite3_bind_double(statement, at, d)
       case .text(let t): rc = csq_bind_text(statement, at, t, -1)
+      case .utf8(let bytes):
+        // Empty text, not NULL, for no bytes.
+        rc = bytes.withUnsafeBufferPointer { buffer in
+          buffer.withMemoryRebound(to: CChar.self) {
+            guard let base = $0.baseAddress else { return csq_bind_text(statement, at, "", 0) }
+            return csq_bind_text(statement, at, base, Int32($0.count))
+          }
+        }
+      case .blob(let b):
+        // A zero-length blob, not NULL, for no bytes.
+        rc = b.withUnsafeBytes {
+          csq_bind_blob(
+            statement, at, $0.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(b.count))
+        }
       }
       guard rc == SQLITE_OK else { throw database.lastError(rc) }
     }
@@ -136,9 +150,21 @@ final class Statement {
       ? nil : sqlite3_column_double(statement, column)
   }
 
+  /// A blob column's bytes; nil for NULL.
+  func blob(_ column: Int32) -> [UInt8]? {
+    guard sqlite3_column_type(statement, column) != SQLITE_NULL else { return nil }
+    let raw = sqlite3_column_blob(statement, column)
+    let n = Int(sqlite3_column_bytes(statement, column))
+    guard let raw, n > 0 else { return [] }
+    return Array(UnsafeRawBufferPointer(start: raw, count: n))
+  }
+
   enum Value {
     case integer(Int)
     case real(Double)
     case text(String)
+    /// Text given as its UTF-8 bytes.
+    case utf8([UInt8])
+    case blob([UInt8])
   }
 }

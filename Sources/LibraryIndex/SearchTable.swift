@@ -1,6 +1,7 @@
+import MediaFiles
 import Platform
-import PlayerEngine
 import Synchronization
+import UserText
 
 /// Library-wide search in memory, for an interface that searches at each keystroke: every
 /// track's folded search text (the index's `folded` column: title, artist, album artist, album,

@@ -22,7 +22,8 @@ public enum GainTagReader {
   /// The fields `keep` accepts (by name in upper case), from the file at `path`: Vorbis
   /// comments and APEv2 items by their names, ID3v2 TXXX frames by their descriptions, and
   /// ID3v2's TPE2 as ALBUMARTIST and TPOS as DISCNUMBER; HAS_COVER "1" when a picture is
-  /// embedded (a FLAC PICTURE block, METADATA_BLOCK_PICTURE, ID3v2 APIC, an APEv2 cover).
+  /// embedded (a FLAC PICTURE block, METADATA_BLOCK_PICTURE, ID3v2 APIC, an APEv2 cover);
+  /// HAS_CHAPTERS "1" when ID3v2 has chapters (CHAP, CTOC).
   public static func read(path: String, keep: (String) -> Bool) -> [String: String] {
     guard let file = FileBytes(path: path) else { return [:] }
     return fields(file, keep: keep)
@@ -118,6 +119,9 @@ public enum GainTagReader {
 
   /// The field that says a picture is embedded ("1").
   static let coverField = "HAS_COVER"
+  /// "1" when an ID3v2 tag has chapters (CHAP or CTOC frames), for those who ask for it: the
+  /// player then has FFmpeg read them. (Vorbis comments' chapters are CHAPTERxx fields.)
+  public static let chaptersField = "HAS_CHAPTERS"
 
   /// An Ogg stream's second packet (its comment header: Vorbis "\u{3}vorbis", Opus
   /// "OpusTags"), put together from the pages of the first logical stream.
@@ -207,6 +211,8 @@ public enum GainTagReader {
         found["DISCNUMBER"] = text(body)
       case "APIC" where keep(coverField):
         found[coverField] = "1"
+      case "CHAP" where keep(chaptersField), "CTOC" where keep(chaptersField):
+        found[chaptersField] = "1"
       default:
         continue
       }

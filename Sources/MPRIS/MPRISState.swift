@@ -39,6 +39,9 @@ public struct MPRISTrack: Sendable, Hashable {
   public var length: Duration?
   /// `xesam:trackNumber`.
   public var trackNumber: Int?
+  /// The owner's own metadata, each key in its own namespace (`hark:pauseReason`), as MPRIS
+  /// allows beside the xesam and mpris keys.
+  public var extra: [String: String] = [:]
 
   /// A track; everything but its id is optional.
   public init(
@@ -104,13 +107,20 @@ public struct MPRISState: Sendable, Hashable {
   public var canSeek: Bool
   /// CanControl: false disables every command and every property write.
   public var canControl: Bool
+  /// Rate: the speed heard (1: as recorded), within the configuration's MinimumRate and
+  /// MaximumRate.
+  public var rate: Double = 1
+  /// Whether a write to Rate would change anything now (a file loaded, not a live stream):
+  /// MPRIS has no Can… property for it; a write is refused when not.
+  public var canChangeRate = false
 
   /// A state; the default is a stopped player with nothing loaded and every command disabled.
   public init(
     playbackStatus: MPRISPlaybackStatus = .stopped, loopStatus: MPRISLoopStatus = .none,
     shuffle: Bool = false, track: MPRISTrack? = nil, volume: Double? = nil,
     canGoNext: Bool = false, canGoPrevious: Bool = false, canPlay: Bool = false,
-    canPause: Bool = false, canSeek: Bool = false, canControl: Bool = true
+    canPause: Bool = false, canSeek: Bool = false, canControl: Bool = true, rate: Double = 1,
+    canChangeRate: Bool = false
   ) {
     self.playbackStatus = playbackStatus
     self.loopStatus = loopStatus
@@ -123,6 +133,8 @@ public struct MPRISState: Sendable, Hashable {
     self.canPause = canPause
     self.canSeek = canSeek
     self.canControl = canControl
+    self.rate = rate
+    self.canChangeRate = canChangeRate
   }
 }
 
@@ -132,6 +144,11 @@ public enum MPRISRequest: Sendable, Hashable {
   case play
   /// Pause (CanPause).
   case pause
+  /// Pause or PlayPause sent by the sound server's session manager, not by a person:
+  /// WirePlumber (0.5.11 and later, `linking.pause-playback`) pauses the players whose stream
+  /// played to a sink that went away. What it means is that the output went (G5), and the
+  /// owner should take it as such, not as the user's pause.
+  case pauseForLostOutput
   /// PlayPause: the owner toggles. Sent only when the command it resolves to (pause while
   /// playing, play otherwise) is enabled.
   case playPause
@@ -156,6 +173,8 @@ public enum MPRISRequest: Sendable, Hashable {
   case setShuffle(Bool)
   /// A write to LoopStatus.
   case setLoopStatus(MPRISLoopStatus)
+  /// A write to Rate, within MinimumRate and MaximumRate (and not 0): play at this speed.
+  case setRate(Double)
 }
 
 /// How the server names and describes the player.
@@ -175,6 +194,9 @@ public struct MPRISConfiguration: Sendable {
   public var supportedURISchemes: [String]
   /// SupportedMimeTypes.
   public var supportedMIMETypes: [String]
+  /// MinimumRate and MaximumRate: the speeds the player plays at (1 and 1: only as recorded).
+  public var minimumRate = 1.0
+  public var maximumRate = 1.0
 
   /// The audio types libsndfile (hark's decoder) reads: WAV, AIFF, FLAC, Ogg Vorbis, Opus, MP3,
   /// and the older formats it has always read (AU, CAF, Wave64, VOC).

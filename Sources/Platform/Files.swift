@@ -1,4 +1,5 @@
 import Glibc
+import SystemPackage
 
 /// mkdir -p: creates `path` and its parents, with mode 0700 for the ones it creates (state,
 /// logs and sockets are the user's own). Failures show when the folder is used.
@@ -8,6 +9,19 @@ public func makeDirectories(_ path: String) {
     built += "/" + part
     mkdir(built, 0o700)
   }
+}
+
+/// The names in the folder at `path` (readdir order, without "." and ".."), each as its bytes
+/// (`FileName.string`); nil when it cannot be read.
+public func folderEntries(_ path: String) -> [String]? {
+  guard let dir = opendir(FileName.c(path)) else { return nil }
+  defer { closedir(dir) }
+  var names: [String] = []
+  while let entry = readdir(dir) {
+    let name = withUnsafeBytes(of: entry.pointee.d_name) { FileName.string($0.prefix { $0 != 0 }) }
+    if name != "." && name != ".." { names.append(name) }
+  }
+  return names
 }
 
 /// The running executable's path (/proc/self/exe).
@@ -38,5 +52,15 @@ public func kindName(_ mode: mode_t) -> String? {
   case S_IFSOCK: "a socket"
   case S_IFDIR: "a folder"
   default: "not a regular file"
+  }
+}
+
+/// Writes all of `bytes` to `fd`: write(2) again after a partial write or an interruption
+/// (EINTR), as swift-system's `FileDescriptor.writeAll` does. Throws the error of the write
+/// that failed, what went before it written: EPIPE, the reader has gone (where SIGPIPE is
+/// ignored); EAGAIN, a non-blocking descriptor is full; ENOSPC, EFBIG, EIO.
+public func writeAll(_ fd: Int32, _ bytes: some Sequence<UInt8>) throws(SystemError) {
+  do { _ = try FileDescriptor(rawValue: fd).writeAll(bytes) } catch {
+    throw SystemError(code: (error as? Errno)?.rawValue ?? EIO, operation: "writing")
   }
 }

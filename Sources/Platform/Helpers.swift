@@ -1,4 +1,3 @@
-import CHarkSys
 import Glibc
 
 /// hark's helper `name` (hark-ffmpeg, hark-tags, hark-cover) as this process would run it: the
@@ -44,64 +43,26 @@ public struct HelperOutput: Sendable, Hashable {
 public func runHelper(
   _ executable: String, _ arguments: [String], timeout: Duration, limit: Int = 1 << 20
 ) throws(SystemError) -> HelperOutput {
-  var out: (Int32, Int32) = (-1, -1)
-  var err: (Int32, Int32) = (-1, -1)
-  func makePipe(_ fds: inout (Int32, Int32)) -> Int32 {
-    withUnsafeMutablePointer(to: &fds) {
-      $0.withMemoryRebound(to: Int32.self, capacity: 2) { chs_pipe_nonblocking_cloexec($0) }
-    }
+  let out = try makePipe(nonBlockingRead: true)
+  let err: (read: Int32, write: Int32)
+  do { err = try makePipe(nonBlockingRead: true) } catch {
+    close(out.read)
+    close(out.write)
+    throw error
   }
-  guard makePipe(&out) == 0 else { throw SystemError(code: errno, operation: "making a pipe") }
-  guard makePipe(&err) == 0 else {
-    let code = errno
-    close(out.0)
-    close(out.1)
-    throw SystemError(code: code, operation: "making a pipe")
+  // Ours do not block (one poll serves both); the helper's do, as a program's stdout does.
+  let spawned = Result { () throws(SystemError) in
+    try spawn(
+      executable, arguments, descriptors: [1: .parent(out.write), 2: .parent(err.write)],
+      detachment: .newProcessGroup)
   }
-  // The helper's ends block, as a program's stdout does; ours do not (one poll serves both).
-  _ = fcntl(out.1, F_SETFL, 0)
-  _ = fcntl(err.1, F_SETFL, 0)
-  var actions = posix_spawn_file_actions_t()
-  posix_spawn_file_actions_init(&actions)
-  defer { posix_spawn_file_actions_destroy(&actions) }
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-  posix_spawn_file_actions_adddup2(&actions, out.1, 1)
-  posix_spawn_file_actions_adddup2(&actions, err.1, 2)
-  _ = chs_spawn_add_closefrom(&actions, 3)
-  var attributes = posix_spawnattr_t()
-  posix_spawnattr_init(&attributes)
-  defer { posix_spawnattr_destroy(&attributes) }
-  var defaults = sigset_t()
-  sigemptyset(&defaults)
-  for s in [SIGINT, SIGTERM, SIGHUP, SIGPIPE, SIGQUIT, SIGTSTP] { sigaddset(&defaults, s) }
-  posix_spawnattr_setsigdefault(&attributes, &defaults)
-  var empty = sigset_t()
-  sigemptyset(&empty)
-  posix_spawnattr_setsigmask(&attributes, &empty)
-  posix_spawnattr_setpgroup(&attributes, 0)
-  posix_spawnattr_setflags(
-    &attributes,
-    Int16(POSIX_SPAWN_SETSIGDEF) | Int16(POSIX_SPAWN_SETSIGMASK) | Int16(POSIX_SPAWN_SETPGROUP))
-  // Names as their bytes: a file name that is not UTF-8 reaches the helper as it is on disk.
-  let argv: [UnsafeMutablePointer<CChar>?] =
-    ([executable] + arguments).map { a in
-      FileName.c(a).withUnsafeBufferPointer { $0.baseAddress.flatMap { strdup($0) } }
-    }
-    + [nil]
-  defer { for p in argv { free(p) } }
-  var pid: pid_t = 0
-  let rc = posix_spawn(&pid, executable, &actions, &attributes, argv, environ)
-  close(out.1)
-  close(err.1)
-  guard rc == 0 else {
-    close(out.0)
-    close(err.0)
-    throw SystemError(code: rc, operation: "starting '\(executable)'")
-  }
+  close(out.write)
+  close(err.write)
   defer {
-    close(out.0)
-    close(err.0)
+    close(out.read)
+    close(err.read)
   }
+  let pid = try spawned.get()
   var output: [UInt8] = []
   var errors: [UInt8] = []
   var timedOut = false
@@ -117,15 +78,15 @@ public func runHelper(
       break
     }
     var fds = [
-      pollfd(fd: open.out ? out.0 : -1, events: Int16(POLLIN), revents: 0),
-      pollfd(fd: open.err ? err.0 : -1, events: Int16(POLLIN), revents: 0),
+      pollfd(fd: open.out ? out.read : -1, events: Int16(POLLIN), revents: 0),
+      pollfd(fd: open.err ? err.read : -1, events: Int16(POLLIN), revents: 0),
     ]
     let wait = Int32(min(1_000, (deadline - now) / 1_000_000 + 1))
     if poll(&fds, 2, wait) < 0 && errno != EINTR {
       failed = true
       break
     }
-    for (i, fd) in [out.0, err.0].enumerated() where fds[i].revents != 0 {
+    for (i, fd) in [out.read, err.read].enumerated() where fds[i].revents != 0 {
       let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
       if n < 0 && (errno == EINTR || errno == EAGAIN) { continue }
       if n <= 0 {
@@ -147,13 +108,12 @@ public func runHelper(
     kill(-pid, SIGKILL)
     kill(pid, SIGKILL)
   }
-  var status: Int32 = 0
-  // Reaped elsewhere (SIGCHLD ignored, a waitpid(-1)): how it ended is not known.
-  let reaped = retryingEINTR { waitpid(pid, &status, 0) } == pid
-  let exited = reaped && status & 0x7F == 0  // WIFEXITED is a macro Swift does not import
+  // Nil: reaped elsewhere (SIGCHLD ignored, a waitpid(-1)), so how it ended is not known.
+  let end = waitForChild(pid)
   let text = String(decoding: errors, as: UTF8.self)
   let lines = text.split(separator: "\n", omittingEmptySubsequences: true)
   return HelperOutput(
-    status: exited && !killed ? (status >> 8) & 0xFF : nil, output: killed ? [] : output,
+    status: killed ? nil : end.flatMap { if case .exited(let s) = $0 { s } else { nil } },
+    output: killed ? [] : output,
     errorLine: lines.last.map(String.init) ?? "", timedOut: timedOut, wroteTooMuch: tooMuch)
 }

@@ -7,7 +7,7 @@ import Glibc
 /// thread to thread inside the kernel, and ThreadSanitizer, which sees only what it
 /// intercepts, cannot tell that a lock ordered two accesses: every value behind a `Mutex`
 /// touched on two threads was now and then reported as a race, one suppression after another
-/// (stop 24's clean-clone CI: `ExternalEvents`' queue, posted by a watcher and drained by the
+/// (a clean-clone CI run's: `ExternalEvents`' queue, posted by a watcher and drained by the
 /// session server's loop). A POSIX mutex is what TSan intercepts, so it sees the order, and a
 /// race it reports is one. The cost is the same where it matters: one atomic instruction to
 /// take and give back a free lock (glibc's fast path), a futex wait under contention.

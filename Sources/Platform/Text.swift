@@ -12,3 +12,41 @@ extension String {
   /// are written lower-case so that they also read inside another sentence ("hark: cannot…").
   public var capitalisedFirst: String { prefix(1).uppercased() + dropFirst() }
 }
+
+/// Appends `text` (UTF-8) to `out` as one line of a tab-separated record: tabs and line breaks
+/// (LF, CR, CR LF as one, VT, FF, NEL, U+2028, U+2029: what `Character.isNewline` calls one)
+/// as spaces, and the spaces at either end left out. False, with nothing appended, when that
+/// leaves nothing. Bytes, not `Character`s: hark-tags cleans every tag of every file so, and
+/// walking 50,000 files' tags by grapheme cost more than reading them.
+public func appendAsOneLine(_ text: UnsafeRawBufferPointer, to out: inout [UInt8]) -> Bool {
+  let start = out.count
+  var i = 0
+  let n = text.count
+  while i < n {
+    let b = text[i]
+    var width = 0  // the bytes of a break or tab at i, if one is there
+    switch b {
+    case 0x09, 0x0A, 0x0B, 0x0C: width = 1
+    case 0x0D: width = i + 1 < n && text[i + 1] == 0x0A ? 2 : 1
+    case 0xC2: width = i + 1 < n && text[i + 1] == 0x85 ? 2 : 0
+    case 0xE2:
+      width =
+        i + 2 < n && text[i + 1] == 0x80 && (text[i + 2] == 0xA8 || text[i + 2] == 0xA9) ? 3 : 0
+    default: width = 0
+    }
+    if width > 0 {
+      // A space, unless at the start.
+      if out.count > start { out.append(0x20) }
+      i += width
+      continue
+    }
+    if b == 0x20 && out.count == start {
+      i += 1
+      continue
+    }
+    out.append(b)
+    i += 1
+  }
+  while out.count > start && out[out.count - 1] == 0x20 { out.removeLast() }
+  return out.count > start
+}

@@ -1,3 +1,4 @@
+import CHarkSys
 import Glibc
 
 /// Runs `body` on a detached POSIX thread of its own: blocking work (socket reads, waitpid,
@@ -23,6 +24,45 @@ public func lowerThreadPriority() {
   guard errno == 0 else { return }
   // 0: the calling thread, on Linux (not the whole process, as POSIX would have it).
   _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, min(19, now + 10))
+}
+
+/// The calling thread's id (gettid): how /proc/self/task, ps -L and setpriority name it.
+public func currentThreadID() -> pid_t { chs_gettid() }
+
+/// The nice value the session server asks for: PipeWire's for its own threads (module-rt's
+/// nice.level) and PulseAudio's for its daemon (nice-level, with high-priority).
+public let mediaServerNice: Int32 = -11
+
+/// Raises every thread of this process to `nice` (a lower nice value: more of the CPU, and
+/// sooner, when other programs want it too); the threads started afterwards inherit it from
+/// the thread that starts them. For a process whose threads only answer events and must answer
+/// them at once however busy the machine is: the session server, which pauses the player when
+/// an output goes (G5: what it takes to hear of the loss is what the speakers play meanwhile).
+/// Linux keeps the value per thread, so each thread of /proc/self/task is set by its id.
+/// Needs CAP_SYS_NICE or a nice limit (RLIMIT_NICE, as PipeWire's limits.d file gives its
+/// group); without either nothing changes. Returns the error for the first refusal, nil when
+/// every thread was raised (or already ran at `nice` or lower).
+@discardableResult
+public func raiseProcessPriority(to nice: Int32 = mediaServerNice) -> SystemError? {
+  guard let dir = opendir("/proc/self/task") else {
+    return SystemError(code: errno, operation: "reading /proc/self/task")
+  }
+  defer { closedir(dir) }
+  var refusal: SystemError?
+  while let entry = readdir(dir) {
+    let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+      String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+    }
+    guard let tid = id_t(name) else { continue }
+    errno = 0
+    let now = getpriority(__priority_which_t(PRIO_PROCESS.rawValue), tid)
+    guard errno == 0 else { continue }  // a thread that ended meanwhile
+    guard now > nice else { continue }
+    if setpriority(__priority_which_t(PRIO_PROCESS.rawValue), tid, nice) != 0, refusal == nil {
+      refusal = SystemError(code: errno, operation: "setting the nice value \(nice)")
+    }
+  }
+  return refusal
 }
 
 /// A POSIX thread that can be joined (or detached): threads whose owner waits for them to end.

@@ -17,7 +17,7 @@ public final class WakePipe: Sendable {
   public init() throws(SystemError) {
     var ends: (Int32, Int32) = (-1, -1)
     let rc = withUnsafeMutablePointer(to: &ends) {
-      $0.withMemoryRebound(to: Int32.self, capacity: 2) { chs_pipe_nonblocking_cloexec($0) }
+      $0.withMemoryRebound(to: Int32.self, capacity: 2) { chs_pipe2($0, O_NONBLOCK | O_CLOEXEC) }
     }
     guard rc == 0 else { throw .last("creating a pipe") }
     (readFD, writeFD) = ends

@@ -34,6 +34,38 @@ extension AudioEngine {
     var startFrame = 0
     /// The current decoder's live state, as last published.
     var live: LiveState?
+    /// The tracks that would not open since one last did: with repeat on, the queue would
+    /// lead back to them for ever (repeat one, or a queue where nothing opens). Met again, the
+    /// queue has ended.
+    var failedInARow: Set<Int> = []
+    /// The track after this one, opening ahead (`Configuration.openAhead`), and its ticket:
+    /// taken at the boundary if it is still what follows, let go otherwise.
+    var ahead: (ticket: Int, track: QueuedTrack)?
+    /// The next track was asked for, for this track (once: at the end of the queue, nothing
+    /// follows; it is asked again at the end).
+    var lookedAhead = false
+    /// The current decoder's speed; not 1: its frames go through `stretcher` (`stretching`).
+    var rate = 1.0
+    var stretching = false
+    /// The stretcher holds a stream (frames put since its start): the next track of the same
+    /// format at the same speed goes on in it, gaplessly; anything else ends it first.
+    var streamOpen = false
+    /// Segments whose first frame has not come out of the stretcher yet: where they begin in
+    /// the stream's input, in frames. Each joins the segments as the output reaches it.
+    var pendingSegments: [(at: Double, segment: Segment)] = []
+    /// The stretched stream is ending (`TimeStretcher.finish()`): once its last frames are in
+    /// the ring, this is done.
+    var afterTail: AfterTail?
+  }
+
+  /// What follows the end of a stretched stream, once its tail is in the ring.
+  enum AfterTail {
+    /// A track that goes on gaplessly at another speed (1× among them).
+    case begin(QueuedTrack, any AudioDecoder)
+    /// A track of another format: the device plays out, then reopens.
+    case boundary(QueuedTrack, any AudioDecoder)
+    /// Nothing more: the queue ends with what the ring holds.
+    case endOfInput
   }
 
   func decodeLoop() {
@@ -59,14 +91,15 @@ extension AudioEngine {
         if outcome == .quit { return }
         continue
       }
-      if let o = d.opening, let outcome = opened.take(o.ticket) {
+      if let o = d.opening, let outcome = opened.take(o.ticket, keeping: d.ahead?.ticket) {
         d.opening = nil
         place(outcome, o, &d)
         continue
       } else if d.opening == nil {
         // A file that opened after its opening was replaced (a stop, a later load): let it go
-        // now (an FFmpeg helper process with it), not at the next opening.
-        _ = opened.take(-1)
+        // now (an FFmpeg helper process with it), not at the next opening. What opens ahead
+        // stays.
+        _ = opened.take(-1, keeping: d.ahead?.ticket)
       }
       syncTracks(d)
       if signals.startedNews.exchange(false, ordering: .acquiringAndReleasing) {
@@ -85,7 +118,28 @@ extension AudioEngine {
         switchFormat(&d)
         continue
       }
-      if let decoder = d.decoder, signals.formatBoundary.load(ordering: .relaxed) < 0 {
+      if let after = d.afterTail, let stretcher {
+        // The stretched stream's last frames, into the ring as it has room; then what follows.
+        if stretcher.availableFrames > 0 {
+          if ring.writableCount < stretcher.channels || receiveStretched(&d) == 0 {
+            decodeWake.wait()
+          }
+          continue
+        }
+        d.afterTail = nil
+        d.streamOpen = false
+        d.stretching = false
+        switch after {
+        case .begin(let track, let decoder): begin(track, decoder, atFrame: 0, &d)
+        case .boundary(let track, let decoder): placeAtBoundary(track, decoder, &d)
+        case .endOfInput: markEndOfInput()
+        }
+        continue
+      }
+      if d.stretching, let decoder = d.decoder, signals.formatBoundary.load(ordering: .relaxed) < 0
+      {
+        if decodeStretched(decoder, &d) { continue }
+      } else if let decoder = d.decoder, signals.formatBoundary.load(ordering: .relaxed) < 0 {
         let channels = decoder.format.channels
         // Four chunks at a time, but never more than half the ring holds: with many channels
         // four chunks did not fit in the ring at all, and the decoder waited for room for ever.
@@ -112,6 +166,7 @@ extension AudioEngine {
           }
           if frames > 0 {
             d.framesDecoded += frames
+            openAheadIfNear(decoder, &d)
             if inPlace {
               ring.commitWrite(frames * channels)
             } else {
@@ -144,7 +199,9 @@ extension AudioEngine {
             // first audio (a FLAC cut in its header, an Ogg cut before its first audio page).
             // Said like any file that will not play; the next is announced in its place.
             sayFailed(
-              track, DecodeError(path: track.path, reason: "no sound in it (empty, or cut short)"))
+              track,
+              DecodeError(
+                .damaged, path: track.path, reason: "no sound in it (empty, or cut short)"))
           }
           if frames == 0 || failure != nil { advance(&d) }
           continue
@@ -358,6 +415,12 @@ extension AudioEngine {
     if case .advance = purpose { d.track = track }  // what the decoder is on, for `lookahead`
     let seconds: Double
     if case .load(let s, _, _) = purpose { seconds = s } else { seconds = 0 }
+    open(track, ticket: ticket, at: seconds)
+  }
+
+  /// Opens `track` (at `seconds`) on a thread of its own; its outcome is posted to `opened`
+  /// under `ticket`.
+  func open(_ track: QueuedTrack, ticket: Int, at seconds: Double) {
     let open = configuration.openDecoder
     let results = opened
     startThread(named: "hark-open") {
@@ -376,8 +439,30 @@ extension AudioEngine {
     }
   }
 
-  /// Decode thread: a command came while a file was opening; its decoder will be let go.
+  /// Decode thread: once the decoder is within `openAhead` of the end of its track, starts
+  /// opening the track that follows, on a thread of its own (`advance` takes it). Not for a
+  /// track of unknown length (a stream: the next one would connect early), nor while another
+  /// file opens.
+  func openAheadIfNear(_ decoder: any AudioDecoder, _ d: inout DecodeState) {
+    guard !d.lookedAhead, d.opening == nil, d.ahead == nil, let track = d.track,
+      let total = decoder.frameCount,
+      total - (d.startFrame + d.framesDecoded)
+        <= decoder.format.frames(in: seconds(configuration.openAhead))
+    else { return }
+    d.lookedAhead = true
+    guard let next = nextTrack(track) else { return }
+    let ticket = shared.withLock { s -> Int in
+      s.lastOpening += 1
+      return s.lastOpening
+    }
+    d.ahead = (ticket, next)
+    open(next, ticket: ticket, at: 0)
+  }
+
+  /// Decode thread: a command came while a file was opening; its decoder will be let go, as
+  /// will the one opening ahead.
   func cancelOpening(_ d: inout DecodeState) {
+    d.ahead = nil
     guard let o = d.opening else { return }
     d.opening = nil
     finish(o)
@@ -401,6 +486,7 @@ extension AudioEngine {
     switch outcome {
     case .success(let opened):
       (decoder, frame) = opened
+      d.failedInARow = []
     case .failure(let error):
       failed(o, error, &d)
       return
@@ -413,7 +499,7 @@ extension AudioEngine {
         case .opened: break
         case .refused(let refusal):
           failed(
-            o, DecodeError(path: o.track.path, reason: "the output \(refusal)"), &d)
+            o, DecodeError(.outputRefused, path: o.track.path, reason: "the output \(refusal)"), &d)
           return
         case .failed:
           finish(o)
@@ -425,14 +511,42 @@ extension AudioEngine {
       if o.loadID != nil { eventContinuation.yield(.loaded(o.track)) }
       startRenderIfWanted()
     case .advance:
-      if decoder.format == output?.format {
+      let sameFormat = decoder.format == output?.format
+      if d.streamOpen {
+        // The track before it was stretched: at the same speed and format it goes on in the
+        // same stream (no seam); otherwise the stream ends first, its last frames in the ring.
+        if sameFormat, abs(rate(for: o.track, decoder) - d.rate) < 1e-9 {
+          begin(o.track, decoder, atFrame: 0, &d, continuingStream: true)
+        } else {
+          d.track = o.track  // what the decoder is on, for `lookahead`
+          d.afterTail = sameFormat ? .begin(o.track, decoder) : .boundary(o.track, decoder)
+          stretcher?.finish()
+        }
+      } else if sameFormat {
         begin(o.track, decoder, atFrame: 0, &d)  // gapless: straight on in the ring
       } else {
-        d.track = o.track
-        d.pending = (o.track, decoder)
-        signals.formatBoundary.store(ring.writePosition, ordering: .releasing)
-        renderWake.signal()
+        placeAtBoundary(o.track, decoder, &d)
       }
+    }
+  }
+
+  /// Decode thread: `track` is of another format than the output: the device plays out what
+  /// the ring holds, then reopens at its format (`switchFormat`).
+  func placeAtBoundary(_ track: QueuedTrack, _ decoder: any AudioDecoder, _ d: inout DecodeState) {
+    d.track = track
+    d.pending = (track, decoder)
+    signals.formatBoundary.store(ring.writePosition, ordering: .releasing)
+    renderWake.signal()
+  }
+
+  /// Decode thread: nothing follows what was decoded: the queue ends once the ring is heard
+  /// (after a stretched stream's last frames, which `finish` lets out).
+  func endInput(_ d: inout DecodeState) {
+    if d.streamOpen, let stretcher {
+      d.afterTail = .endOfInput
+      stretcher.finish()
+    } else {
+      markEndOfInput()
     }
   }
 
@@ -440,7 +554,8 @@ extension AudioEngine {
   /// the end of the queue, play out what the ring holds.
   func failed(_ o: Opening, _ error: DecodeError, _ d: inout DecodeState) {
     sayFailed(o.track, error)
-    if let next = nextTrack(o.track) {
+    d.failedInARow.insert(o.track.id)
+    if let next = nextTrack(o.track), !d.failedInARow.contains(next.id) {
       var purpose = o.purpose
       // The position asked for belongs to the track asked for.
       if case .load(_, _, let asked) = purpose {
@@ -450,7 +565,7 @@ extension AudioEngine {
       return
     }
     d.track = nil
-    markEndOfInput()
+    endInput(&d)
     if case .load = o.purpose {
       // Nothing from here to the end of the queue opens: there is nothing to play out.
       setState(.stopped)
@@ -459,13 +574,21 @@ extension AudioEngine {
     }
   }
 
-  /// Decode thread: the current track is done; go on with the next one that opens.
+  /// Decode thread: the current track is done; go on with the next one that opens: the one
+  /// opening ahead when it is still what follows (at once if it has opened).
   func advance(_ d: inout DecodeState) {
     guard let finished = d.track else { return }
     d.decoder = nil
+    let ahead = d.ahead
+    d.ahead = nil
     guard let next = nextTrack(finished) else {
       d.track = nil
-      markEndOfInput()
+      endInput(&d)
+      return
+    }
+    if let ahead, ahead.track == next {
+      d.opening = Opening(ticket: ahead.ticket, track: next, purpose: .advance, loadID: nil)
+      d.track = next
       return
     }
     startOpening(next, for: .advance, loadID: nil, &d)
@@ -489,7 +612,8 @@ extension AudioEngine {
         // open is skipped, and go on with the next that plays (a device that refused a
         // rate stopped the queue for good).
         eventContinuation.yield(
-          .trackFailed(track, DecodeError(path: track.path, reason: "the output \(refusal)")))
+          .trackFailed(
+            track, DecodeError(.outputRefused, path: track.path, reason: "the output \(refusal)")))
         d = DecodeState()
         if let next = nextTrack(track) {
           // Parked (it is at rest once let go from the boundary: it no longer reads the
@@ -509,21 +633,51 @@ extension AudioEngine {
     renderWake.signal()
   }
 
+  /// Decode thread: `track` starts being decoded at `frame`: its segment begins where its
+  /// first frame goes in the ring. At a speed other than 1× its frames go through the
+  /// stretcher: in a stream of their own (a load, a seek, the first stretched track), whose
+  /// first frame is the ring's next; or (`continuingStream`, the next track gaplessly at the
+  /// same speed) on in the stream of the track before, the segment joining once the output
+  /// reaches the track's first frame.
   func begin(
     _ track: QueuedTrack, _ decoder: any AudioDecoder, atFrame frame: Int, _ d: inout DecodeState,
-    seeking: Bool = false
+    seeking: Bool = false, continuingStream: Bool = false
   ) {
     d.decoder = decoder
     d.track = track
     d.framesDecoded = 0
     d.startFrame = frame
+    d.lookedAhead = false
     d.live = decoder.live
+    var rate = continuingStream ? d.rate : rate(for: track, decoder)
+    if rate != 1, !continuingStream, !prepareStretcher(for: decoder.format, rate: rate) {
+      rate = 1
+    }
+    d.rate = rate
+    d.stretching = rate != 1
     let duration = decoder.frameCount.map { decoder.format.seconds($0) }
-    var segment = Segment(
+    let segment = Segment(
       id: 0, track: track, ringStart: ring.writePosition, trackStartFrame: frame,
       format: decoder.format,
       duration: duration, metadata: decoder.metadata, isSeekable: decoder.isSeekable,
-      isSeekWithin: seeking, live: decoder.live)
+      isSeekWithin: seeking, live: decoder.live, rate: rate)
+    if continuingStream, let stretcher {
+      d.pendingSegments.append((Double(stretcher.framesIn), segment))
+      shared.withLock { $0.decoding = track }
+      return
+    }
+    d.streamOpen = false
+    d.pendingSegments = []
+    addSegment(segment)
+  }
+
+  /// Decode thread: `segment` begins at the ring's next frame. `decoding`: its track is the
+  /// one the decoder is on (not so for a segment that joins once a stretcher's output reaches
+  /// it: the decoder may be on the next by then).
+  func addSegment(_ new: Segment, decoding: Bool = true) {
+    var segment = new
+    segment.ringStart = ring.writePosition
+    let track = segment.track
     shared.withLock { s in
       // Keep only what the render thread may still be playing or is still to announce, and
       // the new one.
@@ -537,7 +691,7 @@ extension AudioEngine {
       s.segments.append(segment)
       // At once, with the segment: a snapshot taken as soon as a load returns must not see
       // the segment without the decoder's track (which would read as the end of the queue).
-      s.decoding = track
+      if decoding { s.decoding = track }
     }
   }
 
@@ -580,5 +734,137 @@ extension AudioEngine {
     signals.formatBoundary.store(-1, ordering: .releasing)
     signals.reachedEnd.store(false, ordering: .releasing)
     if !atBoundary { signals.reachedBoundary.store(false, ordering: .releasing) }
+  }
+}
+
+// MARK: - Speed
+
+extension AudioEngine {
+  /// Decode thread: the speed `track` plays at: as `setRate` said for it, else as `rateOf`
+  /// says (its tags known now); a live stream at 1×.
+  func rate(for track: QueuedTrack, _ decoder: any AudioDecoder) -> Double {
+    if decoder.live != nil { return 1 }
+    let set = shared.withLock { s in s.rateSet.flatMap { $0.track == track ? $0.rate : nil } }
+    return PlaybackRate(clamping: set ?? rateOf(track, decoder.metadata)).value
+  }
+
+  /// Decode thread: the stretcher, new, for a stream at `rate` in `format` (the one kept is
+  /// reused while the format stays: SoundTouch's buffers are grown once). False when
+  /// SoundTouch cannot be had: the track plays at 1×, and the owner hears why once.
+  func prepareStretcher(for format: PCMFormat, rate: Double) -> Bool {
+    if let s = stretcher, s.channels == format.channels, s.sampleRate == format.sampleRate {
+      s.reset()
+      s.rate = PlaybackRate(clamping: rate)
+      return true
+    }
+    stretcher = nil
+    do {
+      stretcher = try TimeStretcher(
+        channels: format.channels, sampleRate: format.sampleRate,
+        rate: PlaybackRate(clamping: rate), maxInputFrames: configuration.chunkFrames)
+      return true
+    } catch {
+      cannotStretch(error.reason)
+      return false
+    }
+  }
+
+  /// Speeds other than 1× cannot be played (SoundTouch is missing): said once; the snapshot
+  /// says so from now on (`EngineSnapshot.canChangeRate`).
+  func cannotStretch(_ why: String) {
+    let first = shared.withLock { s -> Bool in
+      defer { s.stretchProblem = why }
+      return s.stretchProblem == nil
+    }
+    if first { eventContinuation.yield(.fault(why)) }
+  }
+
+  /// Decode thread: the current track through the stretcher: what it has ready goes into the
+  /// ring first, then a chunk of the file is read and put in. At the file's end (or a failure)
+  /// the track is done as any other (`advance`), the stream left open for the next track.
+  /// Whether anything was done (else the thread waits: the ring is full).
+  func decodeStretched(_ decoder: any AudioDecoder, _ d: inout DecodeState) -> Bool {
+    guard let stretcher else { return false }
+    if stretcher.availableFrames > 0 { return receiveStretched(&d) > 0 }
+    let channels = decoder.format.channels
+    let chunk = stretcher.maxInputFrames
+    // Room in the ring for what a chunk makes (at 0.5×, twice its length).
+    guard Double(ring.writableCount / channels) >= Double(chunk) / d.rate else { return false }
+    if d.buffer.count < chunk * channels {
+      d.buffer = [Float](repeating: 0, count: chunk * channels)
+    }
+    var frames = 0
+    var failure: DecodeError?
+    do throws(DecodeError) {
+      frames = try d.buffer.withUnsafeMutableBufferPointer { buf throws(DecodeError) in
+        try decoder.read(into: UnsafeMutableBufferPointer(rebasing: buf[0..<(chunk * channels)]))
+      }
+    } catch {
+      failure = error
+    }
+    if frames > 0 {
+      d.framesDecoded += frames
+      openAheadIfNear(decoder, &d)
+      d.buffer.withUnsafeBufferPointer { buf in
+        stretcher.put(UnsafeBufferPointer(rebasing: buf[0..<(frames * channels)]))
+      }
+      d.streamOpen = true
+      _ = receiveStretched(&d)
+    }
+    if let failure, let track = d.track {
+      sayFailed(track, failure)
+    } else if frames == 0, d.framesDecoded == 0, d.startFrame == 0, let track = d.track {
+      sayFailed(
+        track,
+        DecodeError(.damaged, path: track.path, reason: "no sound in it (empty, or cut short)"))
+    }
+    if frames == 0 || failure != nil { advance(&d) }
+    return true
+  }
+
+  /// Decode thread: what the stretcher has ready, into the ring as far as it has room; a track
+  /// waiting for its first frame (`pendingSegments`) begins its segment where that frame goes.
+  /// How many frames went in.
+  @discardableResult
+  func receiveStretched(_ d: inout DecodeState) -> Int {
+    guard let stretcher else { return 0 }
+    let channels = stretcher.channels
+    var total = 0
+    while true {
+      var limit = Int.max
+      while let p = d.pendingSegments.first {
+        let until = ((p.at - stretcher.sourcePosition) / stretcher.outputRate).rounded(.up)
+        if until >= 1 {
+          limit = Int(until)
+          break
+        }
+        d.pendingSegments.removeFirst()
+        addSegment(p.segment, decoding: false)
+      }
+      guard stretcher.availableFrames > 0 else { break }
+      let region = ring.writableRegion()
+      let frames = min(region.count / channels, limit)
+      guard frames > 0 else { break }
+      let n = stretcher.receive(
+        into: UnsafeMutableBufferPointer(rebasing: region[0..<(frames * channels)]))
+      guard n > 0 else { break }
+      ring.commitWrite(n * channels)
+      total += n
+    }
+    // The stream is over: a track that began in its last frames (shorter than SoundTouch's
+    // delay) begins where they end.
+    if stretcher.availableFrames == 0, d.afterTail != nil {
+      for p in d.pendingSegments { addSegment(p.segment, decoding: false) }
+      d.pendingSegments = []
+    }
+    if total > 0 {
+      atomicMemoryFence(ordering: .sequentiallyConsistent)
+      if ring.readableCount >= ring.capacity / 4 || ring.writableCount < ring.capacity / 4
+        || signals.renderNeedsAny.load(ordering: .relaxed)
+      {
+        renderWake.signal()
+      }
+    }
+    return total
   }
 }

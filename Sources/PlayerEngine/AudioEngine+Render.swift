@@ -13,6 +13,9 @@ extension AudioEngine {
     var lastDelay = 0  // frames the device held after the last write: not yet heard
     var writtenEnd = 0  // ring position after the last sample the device took
     var deviceEmpty = true  // nothing written since starting, resuming or taking back
+    // The output taken back (snd_pcm_drop) and not made ready again yet: a new one (opened
+    // by the decode thread meanwhile) is ready as it is.
+    var dropped: ObjectIdentifier?
     let chunkFrames = configuration.chunkFrames
 
     /// What has been heard by now: what the device took less what it still holds.
@@ -35,10 +38,17 @@ extension AudioEngine {
 
     /// Silence now: drops what the device holds and goes back in the ring to the first frame
     /// not heard, so that a resume (or a new gain) writes it again and none is lost.
+    ///
+    /// The device is made ready again when playing resumes, not here: ALSA's pulse device
+    /// makes a new stream on the sound server in snd_pcm_prepare and waits until it is ready,
+    /// which on PipeWire's pulse service is once WirePlumber has linked it: 70 to 200 ms when
+    /// the sink it played on has just gone (the pause for G5 waited that long to be done), and
+    /// as long as the role policy keeps the stream unlinked (an Alert's whole length) when
+    /// that is why it pauses.
     func takeBack(_ out: any AudioOutput) {
       releaseHeard(out, channels: out.format.channels)
       out.discard()
-      out.prepare()
+      dropped = ObjectIdentifier(out)
       _ = ring.rewindToReleased()
       writtenEnd = ring.readPosition
       lastDelay = 0
@@ -47,13 +57,94 @@ extension AudioEngine {
       signals.heardDelay.store(0, ordering: .relaxed)
     }
 
+    /// Before the sound stops (a pause, a seek, a skip, a load, a stop), it ramps down over
+    /// `fadeOut` rather than being cut, which clicks: what the device holds beyond what is
+    /// about to be heard is taken back (as for a new gain), the ramp is written from the frame
+    /// heard next at the gain heard, and played out; `takeBack` then drops the rest, and the
+    /// ring goes back to where the ramp began (a resume fades in from there: nothing is lost).
+    /// Where the device cannot take back enough (more than `fadeOutWithin` would be heard
+    /// before the ramp: ALSA's pulse plugin, which has sent it on), it is cut as before: a
+    /// pause is silent within `fadeOutWithin` plus the ramp, whatever the device.
+    func fadeOut(_ out: any AudioOutput) {
+      let channels = out.format.channels
+      let rampFrames = out.format.frames(in: seconds(configuration.fadeOut))
+      guard rampFrames > 0, out.isRunning() else { return }
+      releaseHeard(out, channels: channels)
+      let back = out.rewind(frames: max(0, writtenEnd - ring.releasedPosition) / channels)
+      if back > 0 {
+        writtenEnd -= back * channels
+        _ = ring.rewind(to: writtenEnd)
+      }
+      let ahead = out.delayFrames()
+      // From here what is heard is what the device kept: the clock that carries the position
+      // between measurements stops there. (It counted on what the device held before it took
+      // back: a snapshot taken during the ramp, from any thread, showed the position up to
+      // 45 ms past where playing resumes, and the position shown never steps back. The player
+      // itself waits for the pause to be done before it asks.)
+      signals.heardDelay.store(ahead, ordering: .relaxed)
+      signals.heardAt.store(monotonicNanoseconds(), ordering: .releasing)
+      let within = max(
+        out.format.frames(in: seconds(configuration.fadeOutWithin)),
+        out.framesKeptByRewind + out.format.frames(in: 0.010))
+      guard ahead <= within else { return }
+      let start = writtenEnd
+      let copy = UnsafeMutableBufferPointer(
+        rebasing: scratch[0..<min(rampFrames * channels, scratch.count / channels * channels)])
+      let n = ring.read(into: copy)
+      guard n > 0 else { return }
+      var down = gain
+      down.ramp(to: 0, over: n / channels, smooth: true)
+      down.apply(to: UnsafeMutableBufferPointer(rebasing: copy[0..<n]), channels: channels)
+      // The park's wake is spent: the ramp's write waits for room, if it must, for as long as
+      // `rampWriteLimit`. `parkRender` wakes it again every 100 ms: a stream the sound server
+      // has ended under it (PipeWire's ALSA plugin, once the session server silences a stream
+      // whose sink went) takes nothing and says nothing, and the pause waited on it for ever.
+      wakePipe?.drain()
+      let wakeFD = wakePipe?.readFD ?? -1
+      let giveUp = monotonicNanoseconds() + Self.rampWriteLimit
+      var block = UnsafeBufferPointer(rebasing: copy[0..<n])
+      var tries = 0
+      while !block.isEmpty, tries < 100 {
+        tries += 1
+        switch out.write(block, wakingOn: wakeFD) {
+        case .written(let frames):
+          block = UnsafeBufferPointer(rebasing: block[(frames * channels)...])
+          if frames == 0 {
+            wakePipe?.drain()
+            // No room in time: the device does not play. Cut, as on a device that cannot
+            // take back (what was written of the ramp is dropped with the rest).
+            if monotonicNanoseconds() >= giveUp { return }
+          }
+        case .recovered: continue
+        case .deviceGone: return
+        }
+      }
+      // The rest of what was taken back is not written again: the ramp goes as it is.
+      let silence = out.send()
+      // Until it has been heard: what was ahead of it, itself and the silence after it (a
+      // little more, at most).
+      let deadline =
+        monotonicNanoseconds()
+        + UInt64(Double(ahead + n / channels + silence) / Double(out.format.sampleRate) * 1e9)
+        + 5_000_000
+      while out.delayFrames() > 0, monotonicNanoseconds() < deadline {
+        usleep(500)
+      }
+      // The ramp is taken as not heard: playing again starts where it began.
+      writtenEnd = start
+      _ = ring.rewind(to: start)
+      lastDelay = 0
+    }
+
     while !signals.renderQuit.load(ordering: .acquiring) {
       guard signals.renderWantsToPlay.load(ordering: .sequentiallyConsistent), let out = output,
         signals.deviceLost.load(ordering: .relaxed) == 0
       else {
         if signals.renderIsPlaying.load(ordering: .relaxed) {
           if signals.deviceLost.load(ordering: .relaxed) == 0, let out = output {
-            takeBack(out)  // a pause
+            // A pause (a seek, a skip, a load, a stop: every park): faded out, then dropped.
+            fadeOut(out)
+            takeBack(out)
           } else {
             _ = ring.rewindToReleased()  // what the lost device held was released when it went
           }
@@ -73,10 +164,14 @@ extension AudioEngine {
       }
       let channels = out.format.channels
       if !signals.renderIsPlaying.load(ordering: .relaxed) {
+        if dropped == ObjectIdentifier(out) { out.prepare() }
+        dropped = nil
         // Starting or resuming: fade in so the first frame never clicks.
         appliedTarget = Float(bitPattern: signals.targetGainBits.load(ordering: .acquiring))
         gain = GainRamp(0)
-        gain.ramp(to: appliedTarget, over: out.format.frames(in: seconds(configuration.fadeIn)))
+        gain.ramp(
+          to: appliedTarget, over: out.format.frames(in: seconds(configuration.fadeIn)),
+          smooth: true)
         lastDelay = 0
         writtenEnd = ring.readPosition
         deviceEmpty = true
@@ -98,7 +193,9 @@ extension AudioEngine {
           lastDelay = max(0, lastDelay - back)
         }
         appliedTarget = target
-        gain.ramp(to: target, over: out.format.frames(in: seconds(configuration.duckRamp)))
+        let ramp = signals.targetRampNanoseconds.load(ordering: .relaxed)
+        let rampSeconds = ramp > 0 ? Double(ramp) / 1e9 : seconds(configuration.duckRamp)
+        gain.ramp(to: target, over: out.format.frames(in: rampSeconds))
       }
 
       var limit = chunkFrames * channels
@@ -107,7 +204,12 @@ extension AudioEngine {
       if boundary >= 0 { limit = min(limit, boundary - readPosition) }
       if limit <= 0 {
         // Every frame of the old format is written: let the device play them, then hand over.
-        out.drain()
+        // Woken meanwhile (a pause, a new gain), the top of the loop sees to it first, and
+        // this drains again if still playing.
+        if !out.drain(wakingOn: wakePipe?.readFD ?? -1) {
+          wakePipe?.drain()
+          continue
+        }
         ring.release(upTo: readPosition)
         signals.renderIsPlaying.store(false, ordering: .releasing)
         renderParked.signal()
@@ -133,7 +235,10 @@ extension AudioEngine {
       if n == 0 {
         let end = signals.inputEnd.load(ordering: .acquiring)
         if end >= 0 && readPosition >= end {
-          out.drain()
+          if !out.drain(wakingOn: wakePipe?.readFD ?? -1) {
+            wakePipe?.drain()
+            continue
+          }
           ring.release(upTo: readPosition)
           signals.renderWantsToPlay.store(false, ordering: .releasing)
           signals.renderIsPlaying.store(false, ordering: .releasing)

@@ -2,98 +2,6 @@ import AudioCore
 import Glibc
 import Platform
 
-/// A queue entry the engine plays: an identity the queue understands and a file.
-public struct QueuedTrack: Hashable, Sendable, Codable {
-  public var id: Int
-  public var path: String
-  public init(id: Int, path: String) {
-    self.id = id
-    self.path = path
-  }
-}
-
-/// What the engine tells its owner.
-public enum EngineEvent: Sendable, Equatable {
-  /// A file could not be opened or failed midway; the engine went on with the next one.
-  case trackFailed(QueuedTrack, DecodeError)
-  /// The output device went away mid-write (ENODEV, EBADFD, EIO...): playback is paused.
-  case deviceLost(device: String, code: Int32)
-  /// The output device could not be opened.
-  case deviceFailed(String)
-  /// Everything queued has been heard.
-  case endOfQueue
-  /// The track being heard is now this one (the previous one ended, gaplessly or not).
-  case nowHearing(QueuedTrack)
-  /// Something inside the engine went wrong that the user cannot fix but should hear of (and
-  /// a bug report should hold): the render thread not answering, say.
-  case fault(String)
-  /// The device has started playing what it was given (after a start, a resume or a seek):
-  /// from now on the position moves with the clock (`EngineSnapshot.isAdvancing`).
-  case outputStarted
-  /// A load has opened this track (the one asked for, or the first after it that opens) and
-  /// it is ready where it was asked to be, playing or paused.
-  case loaded(QueuedTrack)
-  /// A live stream being decoded changed what it says (`EngineSnapshot.metadata`) or its
-  /// connection (`EngineSnapshot.reconnecting`). Said when decoded, a ring (about 1.5 s) before
-  /// it is heard.
-  case streamChanged(QueuedTrack)
-}
-
-/// An output that would not open.
-public struct OutputOpenError: Error, Hashable, Sendable, CustomStringConvertible {
-  public var device: String
-  public var message: String
-  public init(device: String, message: String) {
-    self.device = device
-    self.message = message
-  }
-  public var description: String { message }
-}
-
-/// The transport's state, as the owner sees it.
-public enum EngineState: Sendable, Equatable {
-  case stopped, playing, paused
-}
-
-/// A moment's view of the engine, cheap to take from any thread.
-public struct EngineSnapshot: Sendable, Equatable {
-  public var state: EngineState
-  public var track: QueuedTrack?
-  /// Seconds heard of the current track (from the device's delay, not what was decoded).
-  public var position: Double
-  public var duration: Double?
-  public var format: PCMFormat?
-  public var metadata: TrackMetadata?
-  public var isSeekable: Bool
-  public var deviceName: String
-  /// What the engine has already lined up after the track being heard.
-  public var lookahead: Lookahead
-  /// A track being opened for a load (a slow disk, a network mount): until it opens, `track`
-  /// is nil.
-  public var loading: QueuedTrack? = nil
-  /// Playing, and the device has started: what is heard moves on with the clock. Between a
-  /// start (or a resume, or a seek) and the device's start, through a sound server a few
-  /// hundred milliseconds, the position stays where it is.
-  public var isAdvancing: Bool = false
-  /// A live stream (internet radio): no length, no seek; a resume connects afresh.
-  public var isLive: Bool = false
-  /// The live stream's connection dropped and is being made again: why it dropped.
-  public var reconnecting: String? = nil
-  /// The live stream's station, as its server names it.
-  public var liveStation: String? = nil
-}
-
-/// What an engine has lined up after the track being heard: the decoder runs up to a ring's
-/// length (about 1.5 s) ahead, so near the end of a track it has already asked what comes next.
-public enum Lookahead: Sendable, Equatable {
-  /// The decoder is still in the track being heard: it will ask what follows when it gets there.
-  case undecided
-  /// The decoder has moved on to this track.
-  case next(QueuedTrack)
-  /// The decoder found nothing after the track being heard: playback ends with it.
-  case end
-}
-
 /// Plays files through an output: a decode thread fills a `SampleRing`, a render thread drains
 /// it into the device.
 ///
@@ -116,13 +24,31 @@ public final class AudioEngine: @unchecked Sendable {
     public var duckRamp: Duration = .milliseconds(40)
     /// The fade-in on resume, so a resumed stream never starts with a click.
     public var fadeIn: Duration = .milliseconds(5)
+    /// The fade-out before a pause, a seek, a skip or a stop, for the same reason.
+    public var fadeOut: Duration = .milliseconds(5)
+    /// How much of what the device holds may be heard before the fade-out starts: a device
+    /// that cannot take back more is cut at once instead (a pause is silent within this and
+    /// the fade-out); a device that always leaves some (`framesKeptByRewind`) gets 10 ms more
+    /// than those. Above what PulseStream leaves on PulseAudio (15 ms), whose count of it moves
+    /// by a few frames between two readings: at 10 ms against its 10, one pause in four was cut. Not
+    /// much more: a device that cannot take back is cut rather than heard on for long (ALSA's
+    /// pulse plugin holds about 120 ms; on PipeWire's own ALSA plugin, whose stream may have no
+    /// sink to play to while a headset switches profile, the ramp's write waited at 60 ms).
+    public var fadeOutWithin: Duration = .milliseconds(25)
     /// Frames the render thread takes from the ring at a time. A pause does not wait for them
     /// (the wake pipe interrupts a write waiting for room), so they can be many: fewer wakeups.
     public var chunkFrames = Configuration.defaultChunkFrames
     /// 2048 frames: 46 ms at 44.1 kHz.
     public static let defaultChunkFrames = 2048
     /// Samples the ring holds (a power of two): about 1.5 s of 44.1 kHz stereo.
-    public var ringSamples = 1 << 17
+    public var ringSamples = Configuration.defaultRingSamples
+    /// 131,072 samples (512 KB).
+    public static let defaultRingSamples = 1 << 17
+    /// How far from the end of a track (in what is left to decode) the next one starts
+    /// opening, so that the decoder goes straight on at the boundary rather than wait there for
+    /// a file to open on a thread of its own. Only for a track whose length is known (never a
+    /// stream, which would connect early), and once a track.
+    public var openAhead: Duration = .seconds(5)
 
     public init(
       deviceName: String,
@@ -150,6 +76,9 @@ public final class AudioEngine: @unchecked Sendable {
     var isSeekWithin = false
     /// A stream's state, as last decoded (nil for a file).
     var live: LiveState? = nil
+    /// The speed it is heard at: each frame in the ring from `ringStart` on is this many of
+    /// the track's (time-stretched, the pitch kept, when not 1).
+    var rate = 1.0
   }
 
   enum Command {
@@ -177,6 +106,14 @@ public final class AudioEngine: @unchecked Sendable {
     var switchFailure: OutputOpenError?
     var ducked = false
     var muted = false
+    /// The sleep timer's fade to silence, and its length in nanoseconds (`fadeOut`).
+    var fadingOut = false
+    var fadeNanoseconds: UInt64 = 0
+    /// The speed asked for the track heard (`setRate`): it plays at it from where it was, and
+    /// again whenever it begins anew (a seek, repeat one); other tracks ask `rateOf`.
+    var rateSet: (track: QueuedTrack, rate: Double)?
+    /// Why speeds other than 1× cannot be played (SoundTouch cannot be loaded), once found.
+    var stretchProblem: String?
     var announced = 0  // id of the last segment said to be heard (or passed over, empty)
     /// The track of the last segment said to be heard: a seek that lands in another (the next
     /// was announced, and the seek went back into the one before) is news.
@@ -218,11 +155,15 @@ public final class AudioEngine: @unchecked Sendable {
   let shared: Locked<Shared>
   /// Read by the render thread while it plays; replaced only while it is parked.
   nonisolated(unsafe) var output: (any AudioOutput)?
+  /// The decode thread's time stretch, for tracks at a speed other than 1× (made when first
+  /// needed, kept while the format stays).
+  nonisolated(unsafe) var stretcher: TimeStretcher?
   let scratch: UnsafeMutableBufferPointer<Float>
   var renderThread: JoinableThread?
   var decodeThread: JoinableThread?
   let eventContinuation: AsyncStream<EngineEvent>.Continuation
   let nextTrack: @Sendable (QueuedTrack) -> QueuedTrack?
+  let rateOf: @Sendable (QueuedTrack, TrackMetadata?) -> Double
 
   /// What the engine has to say; one consumer.
   public let events: AsyncStream<EngineEvent>
@@ -239,17 +180,20 @@ public final class AudioEngine: @unchecked Sendable {
     let channels = decoder.format.channels
     guard channels >= 1, channels <= maximumChannels else {
       throw DecodeError(
-        path: path,
+        .unsupported, path: path,
         reason: "it has \(channels) channels; hark plays files of 1 to \(maximumChannels)")
     }
   }
 
-  /// `nextTrack` is asked, on the decode thread, what follows a track (for gapless playback).
+  /// `nextTrack` is asked, on the decode thread, what follows a track (for gapless playback);
+  /// `rateOf`, what speed a track it begins plays at (given its tags), unless `setRate` said.
   public init(
-    configuration: Configuration, nextTrack: @escaping @Sendable (QueuedTrack) -> QueuedTrack?
+    configuration: Configuration, nextTrack: @escaping @Sendable (QueuedTrack) -> QueuedTrack?,
+    rateOf: @escaping @Sendable (QueuedTrack, TrackMetadata?) -> Double = { _, _ in 1 }
   ) {
     self.configuration = configuration
     self.nextTrack = nextTrack
+    self.rateOf = rateOf
     ring = SampleRing(capacity: configuration.ringSamples)
     opened = OpenedFiles(waking: decodeWake)
     shared = Locked(Shared(deviceName: configuration.deviceName))
@@ -261,8 +205,8 @@ public final class AudioEngine: @unchecked Sendable {
     scratch = .allocate(capacity: configuration.chunkFrames * Self.maximumChannels)
     (events, eventContinuation) = AsyncStream.makeStream()
     do {
-      renderThread = try JoinableThread { [unowned self] in renderLoop() }
-      decodeThread = try JoinableThread { [unowned self] in decodeLoop() }
+      renderThread = try JoinableThread(named: "hark-render") { [unowned self] in renderLoop() }
+      decodeThread = try JoinableThread(named: "hark-decode") { [unowned self] in decodeLoop() }
     } catch {
       preconditionFailure("the audio engine cannot start its threads: \(error)")
     }
@@ -318,7 +262,9 @@ public final class AudioEngine: @unchecked Sendable {
       // (it looks at `output` whenever it is woken): park it before `output` is read or
       // replaced here. Parking a thread that plays nothing costs nothing.
       parkRender()
-      if lost || output == nil { perform(.reopenDevice) }
+      // A stream the sound server ended while paused (the session server ends one that lost
+      // its sink; PipeWire's ALSA plugin then fails at once): opened anew, not found gone.
+      if lost || output == nil || output?.isBroken() == true { perform(.reopenDevice) }
       guard output != nil else { return ((), start: false) }
       setState(.playing)
       return ((), start: true)
@@ -345,22 +291,52 @@ public final class AudioEngine: @unchecked Sendable {
     transport {
       let now = snapshot()
       guard let track = now.track, now.isSeekable else { return ((), start: false) }
-      parkRender()
-      let id = shared.withLock { s -> Int in
-        s.lastLoadID += 1
-        return s.lastLoadID
-      }
-      perform(.seek(track, seconds: max(0, seconds), id: id))
-      let deadline = monotonicNanoseconds() + Self.reopenWait
-      while shared.withLock({ $0.loadsFinished < id }) && monotonicNanoseconds() < deadline {
-        commandDone.wait(microseconds: 20_000)
-      }
+      reseek(track, to: seconds)
       return ((), start: now.state == .playing)
+    }
+  }
+
+  /// Plays the track heard at `rate` (brought into 0.5…3, `PlaybackRate`), the pitch kept, from
+  /// the frame heard now: what was decoded ahead at the old speed is decoded again, from
+  /// there. It plays at it whenever it begins again (a seek, repeat one) until another track is
+  /// heard; the tracks after it ask `rateOf`. A live stream plays at 1×.
+  public func setRate(_ rate: Double) {
+    transport {
+      let now = snapshot()
+      guard let track = now.track, !now.isLive else { return ((), start: false) }
+      let rate = PlaybackRate(clamping: rate).value
+      if rate != 1, let why = TimeStretcher.load() {
+        cannotStretch(why)
+        return ((), start: false)
+      }
+      shared.withLock { $0.rateSet = (track, rate) }
+      guard abs(now.rate - rate) > 1e-6, now.isSeekable else { return ((), start: false) }
+      reseek(track, to: now.position)
+      return ((), start: now.state == .playing)
+    }
+  }
+
+  /// Within a transport call: decodes `track`, the one heard, again from `seconds`.
+  private func reseek(_ track: QueuedTrack, to seconds: Double) {
+    parkRender()
+    let id = shared.withLock { s -> Int in
+      s.lastLoadID += 1
+      return s.lastLoadID
+    }
+    perform(.seek(track, seconds: max(0, seconds), id: id))
+    let deadline = monotonicNanoseconds() + Self.reopenWait
+    while shared.withLock({ $0.loadsFinished < id }) && monotonicNanoseconds() < deadline {
+      commandDone.wait(microseconds: 20_000)
     }
   }
 
   /// How long a seek waits for a track it has to open afresh (nanoseconds).
   static let reopenWait: UInt64 = 1_000_000_000
+
+  /// How long a pause's ramp waits for room in the device before the pause is a cut
+  /// (nanoseconds): the device holds 25 ms at most when it ramps, so room comes at once on a
+  /// device that plays.
+  static let rampWriteLimit: UInt64 = 100_000_000
 
   /// Moves playback to another device without a pause to speak of (G6): what the old one held
   /// is dropped and the new one goes on from the last frame heard. On failure the old device
@@ -452,10 +428,28 @@ public final class AudioEngine: @unchecked Sendable {
     updateGain()
   }
 
-  func updateGain() {
-    let gain = shared.withLock { s -> Float in
-      s.muted ? 0 : s.ducked ? configuration.duckGain : 1
+  /// Fades the output to silence over `seconds` (the sleep timer ended) without stopping it: it
+  /// plays on, silent, until paused. `endFade` brings the gain back (after that pause).
+  public func fadeOut(over seconds: Double) {
+    shared.withLock { s in
+      s.fadingOut = true
+      s.fadeNanoseconds = UInt64(max(0, seconds) * 1e9)
     }
+    updateGain()
+  }
+
+  /// Ends `fadeOut`: the gain goes back over the duck ramp (paused, the next start fades in).
+  public func endFade() {
+    shared.withLock { $0.fadingOut = false }
+    updateGain()
+  }
+
+  func updateGain() {
+    let (gain, ramp) = shared.withLock { s -> (Float, UInt64) in
+      if s.fadingOut { return (0, s.fadeNanoseconds) }
+      return (s.muted ? 0 : s.ducked ? configuration.duckGain : 1, 0)
+    }
+    signals.targetRampNanoseconds.store(ramp, ordering: .relaxed)
     signals.targetGainBits.store(gain.bitPattern, ordering: .releasing)
     wakePipe?.wake()  // heard now, not when the device's buffer has played out
   }
@@ -474,10 +468,13 @@ public final class AudioEngine: @unchecked Sendable {
       let segment = s.segments.last { $0.ringStart <= played } ?? s.segments.first
       var position = 0.0
       if let seg = segment {
-        var frames = seg.trackStartFrame + max(0, played - seg.ringStart) / seg.format.channels
+        // Frames heard of the segment, each `rate` of the track's.
+        var out = max(0, played - seg.ringStart) / seg.format.channels
         if playing && at > 0 && now > at {
-          frames += min(held, Int(Double(now - at) * Double(seg.format.sampleRate) / 1e9))
+          out += min(held, Int(Double(now - at) * Double(seg.format.sampleRate) / 1e9))
         }
+        var frames =
+          seg.trackStartFrame + (seg.rate == 1 ? out : Int((Double(out) * seg.rate).rounded()))
         // Never back within a segment: between two measurements the clock may have carried it
         // a little past what the next one says was heard (a pause resumes from that frame all
         // the same; the position shown waits for it).
@@ -496,7 +493,9 @@ public final class AudioEngine: @unchecked Sendable {
         loading: s.loading,
         isAdvancing: advancing && s.state == .playing,
         isLive: segment?.live != nil && segment?.duration == nil,
-        reconnecting: segment?.live?.reconnecting, liveStation: segment?.live?.station)
+        reconnecting: segment?.live?.reconnecting, liveStation: segment?.live?.station,
+        segment: segment?.id ?? 0, rate: segment?.rate ?? 1,
+        canChangeRate: s.stretchProblem == nil)
     }
   }
 
@@ -535,6 +534,9 @@ public final class AudioEngine: @unchecked Sendable {
     var waited = 0
     while !signals.renderAtRest.load(ordering: .sequentiallyConsistent) {
       if !renderParked.wait(microseconds: 100_000) {
+        // Again: a ramp's write waits for room on its own (`rampWriteLimit`) and looks at
+        // the time only when woken.
+        wakePipe?.wake()
         waited += 1
         if waited == 20 {
           eventContinuation.yield(
@@ -582,12 +584,15 @@ final class OpenedFiles: @unchecked Sendable {
     wake.signal()
   }
 
-  /// The outcome for `ticket` if it has come; any others are dropped (their decoders close).
-  func take(_ ticket: Int) -> Outcome? {
+  /// The outcome for `ticket` if it has come; any others but `keeping`'s are dropped (their
+  /// decoders close).
+  func take(_ ticket: Int, keeping kept: Int? = nil) -> Outcome? {
     let (mine, others) = results.withLock { r -> (UncheckedOutcome?, [UncheckedOutcome]) in
       let mine = r.removeValue(forKey: ticket)
+      let keep = kept.flatMap { r.removeValue(forKey: $0) }
       let others = Array(r.values)
       r = [:]
+      if let kept, let keep { r[kept] = keep }
       return (mine, others)
     }
     _ = others  // closed here, on the decode thread, outside the lock

@@ -22,8 +22,13 @@ final class EngineSignals: Sendable {
   let renderAtRest = Atomic<Bool>(false)
   /// Control → render: end the thread (shutdown).
   let renderQuit = Atomic<Bool>(false)
-  /// Control → render: the gain to head for (a Float's bits): 1, the duck gain, or 0 (muted).
+  /// Control → render: the gain to head for (a Float's bits): 1, the duck gain, or 0 (muted,
+  /// or the sleep timer's fade).
   let targetGainBits = Atomic<UInt32>(Float(1).bitPattern)
+  /// Control → render: how long the ramp to a new `targetGainBits` takes, in nanoseconds; 0:
+  /// the duck ramp. Seconds for the sleep timer's fade. Stored (relaxed) before the target
+  /// (releasing), so the render thread that sees the new target (acquiring) sees its ramp.
+  let targetRampNanoseconds = Atomic<UInt64>(0)
 
   // MARK: Where the ring's contents end or change
 

@@ -1,5 +1,6 @@
+import AudioCore
 import FoundationEssentials
-import PlayerEngine
+import PlayerCore
 import SessionCore
 
 /// An attached interface's request to the player.
@@ -7,7 +8,7 @@ public enum LinkRequest: Sendable, Equatable, Codable {
   /// A remote command, answered by `.answered(id:)`.
   case command(id: Int, RemoteCommand)
   /// An edit of the queue or the output, answered by `.done(id:)` once carried out.
-  case action(id: Int, Player.Action)
+  case action(id: Int, PlayerAction)
   /// `q`: stop playing and end the player process, which saves the queue first and says
   /// `.ending` last.
   case quit

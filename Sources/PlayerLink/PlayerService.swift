@@ -1,7 +1,8 @@
+import AudioCore
 import Dispatch
 import Glibc
 import Platform
-import PlayerEngine
+import PlayerCore
 import SessionClient
 import SessionCore
 import SessionWire
@@ -69,18 +70,12 @@ public final class PlayerService: Sendable {
   {
     var lockFD: Int32 = -1
     if let lockPath {
-      lockFD = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-      guard lockFD >= 0 else { throw .system(.last("opening '\(lockPath)'")) }
-      if flock(lockFD, LOCK_EX | LOCK_NB) != 0 {
-        var buffer = [UInt8](repeating: 0, count: 32)
-        let n = pread(lockFD, &buffer, buffer.count, 0)
-        close(lockFD)
-        let text = n > 0 ? String(decoding: buffer[0..<n], as: UTF8.self) : ""
-        throw .taken(pid: Int32(text.filter(\.isNumber)))
+      do { lockFD = try takeLock(lockPath) } catch {
+        switch error {
+        case .held(let holder): throw .taken(pid: holder)
+        case .system(let failure): throw .system(failure)
+        }
       }
-      ftruncate(lockFD, 0)
-      let pidText = Array("\(getpid())\n".utf8)
-      _ = pidText.withUnsafeBytes { pwrite(lockFD, $0.baseAddress, $0.count, 0) }
     }
     let listener: Int32
     do { listener = try UnixSocket.listen(at: socketPath, backlog: 8) } catch {

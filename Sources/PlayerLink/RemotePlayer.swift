@@ -1,7 +1,7 @@
 import Dispatch
 import Glibc
 import Platform
-import PlayerEngine
+import PlayerCore
 import SessionClient
 import SessionCore
 import SessionWire
@@ -150,7 +150,7 @@ public final class RemotePlayer: PlayerConnection, Sendable {
     }
   }
 
-  public func perform(_ action: Player.Action) async {
+  public func perform(_ action: PlayerAction) async {
     await withCheckedContinuation { (reply: CheckedContinuation<Void, Never>) in
       let id: Int? = state.withLock { s in
         guard !s.closed else { return nil }
@@ -168,7 +168,7 @@ public final class RemotePlayer: PlayerConnection, Sendable {
   /// Sends an edit without waiting for it: the player carries out one connection's requests in
   /// the order they came, so it is done before anything sent after it (the interface draws
   /// while a saved queue of 50,000 tracks is restored).
-  public func post(_ action: Player.Action) {
+  public func post(_ action: PlayerAction) {
     let id: Int? = state.withLock { s in
       guard !s.closed else { return nil }
       defer { s.nextID += 1 }

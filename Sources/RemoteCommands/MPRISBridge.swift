@@ -1,10 +1,12 @@
+import AudioCore
 import Glibc
 import MPRIS
+import MediaFiles
 import Platform
-import PlayerEngine
+import PlayerCore
 import SessionCore
 
-/// Connects a `Player` to MPRIS (G17): what it plays goes out as MPRIS state, and what
+/// Connects a player (`PlayerConnection`) to MPRIS (G17): what it plays goes out as MPRIS state, and what
 /// `playerctl`, the desktop's media keys and panel widgets ask comes in as the same remote
 /// commands the session server carries. The bus name is held only while the player is in an
 /// audio context (G18), and a command the player has disabled is disabled on the bus too
@@ -14,10 +16,14 @@ public final class MPRISBridge: Sendable {
   private let requests: Task<Void, Never>
 
   /// Starts serving `player` on the session bus (or `busAddress`); throws when there is no bus.
-  public init(player: Player, busAddress: String? = nil) throws(MPRISError) {
+  public init(player: any PlayerConnection, busAddress: String? = nil) throws(MPRISError) {
     let directory = currentDirectory()
+    var configuration = MPRISConfiguration(busAddress: busAddress)
+    // The speeds hark plays at, the pitch kept (Rate).
+    configuration.minimumRate = PlaybackRate.slowest.value
+    configuration.maximumRate = PlaybackRate.fastest.value
     let server = try MPRISServer(
-      configuration: MPRISConfiguration(busAddress: busAddress),
+      configuration: configuration,
       state: Self.state(of: player.snapshot, directory: directory),
       position: {
         let s = player.snapshot
@@ -57,7 +63,7 @@ public final class MPRISBridge: Sendable {
   /// What an MPRIS request becomes.
   public enum Translation: Equatable, Sendable {
     case command(RemoteCommand)
-    case action(Player.Action)
+    case action(PlayerAction)
   }
 
   /// A request in hark's vocabulary; nil for what does not apply (a stale track id).
@@ -67,6 +73,7 @@ public final class MPRISBridge: Sendable {
     switch request {
     case .play: return .command(.play)
     case .pause: return .command(.pause)
+    case .pauseForLostOutput: return .action(.pauseForLostOutput)
     case .playPause: return .command(.togglePlayPause)
     case .stop: return .command(.stop)
     case .next: return .command(.nextTrack)
@@ -91,6 +98,8 @@ public final class MPRISBridge: Sendable {
       return .action(.setVolume(percent: min(100, max(0, v * 100))))
     case .setShuffle(let on):
       return .action(.setShuffle(on))
+    case .setRate(let rate):
+      return .command(.changePlaybackRate(rate))
     case .setLoopStatus(let loop):
       switch loop {
       case .none: return .action(.setRepeat(.off))
@@ -115,7 +124,7 @@ public final class MPRISBridge: Sendable {
       case .one: .track
       case .all: .playlist
       }
-    let track = s.current.map { t in
+    var track = s.current.map { t in
       MPRISTrack(
         id: "\(t.id)", title: s.title, artists: s.metadata.artist.map { [$0] } ?? [],
         album: s.metadata.album,
@@ -124,6 +133,13 @@ public final class MPRISBridge: Sendable {
           : MPRISTrack.fileURL(path: t.path.hasPrefix("/") ? t.path : directory + "/" + t.path),
         length: s.duration.map { .milliseconds(Int64(($0 * 1000).rounded())) },
         trackNumber: s.metadata.trackNumber)
+    }
+    // Why it is paused or stopped, in the vocabulary of every view (docs/MANNERS.md).
+    if let reason = s.pauseReason { track?.extra["hark:pauseReason"] = reason.rawValue }
+    // The chapter heard (an audiobook's, a podcast's), by its title, else its number: MPRIS
+    // has no word for chapters.
+    if let i = s.chapterIndex(at: s.position) {
+      track?.extra["hark:chapter"] = s.chapters[i].title ?? "Chapter \(i + 1)"
     }
     let volume: Double? =
       switch s.volume {
@@ -134,7 +150,8 @@ public final class MPRISBridge: Sendable {
       playbackStatus: status, loopStatus: loop, shuffle: s.shuffle, track: track, volume: volume,
       canGoNext: enabled.contains(.nextTrack), canGoPrevious: enabled.contains(.previousTrack),
       canPlay: enabled.contains(.play), canPause: enabled.contains(.pause),
-      canSeek: enabled.contains(.changePlaybackPosition), canControl: true)
+      canSeek: enabled.contains(.changePlaybackPosition), canControl: true,
+      rate: s.rate, canChangeRate: enabled.contains(.changePlaybackRate))
   }
 
   /// "file:///music/a%20b.flac" → "/music/a b.flac"; nil for anything but a local file.

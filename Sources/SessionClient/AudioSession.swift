@@ -95,6 +95,9 @@ public final class AudioSession: Sendable {
     public var startWithoutWaiting = false
     /// A hark player: files handed over by other hark processes come to it (`files`).
     public var acceptsFiles = false
+    /// What the app is (an alarm, an assistant…), said in its hello: what other apps' pauses
+    /// name. Nil: what its category makes it.
+    public var role: AppRole?
 
     public init(
       name: String, paths: SessionPaths? = nil, autospawn: Bool? = nil,
@@ -124,7 +127,7 @@ public final class AudioSession: Sendable {
       case .setActive(let a, _): active = a
       case .publish(let playback, let commands): published = (playback, commands)
       case .otherAudioPlaying, .acceptFiles, .status, .setSilent, .route, .command, .stopServer,
-        .outputLost, .handOver:
+        .outputLost, .handOver, .setTimer:
         break
       }
     }
@@ -270,6 +273,17 @@ public final class AudioSession: Sendable {
     _ = try await request(.publish(clean, commands: commands))
   }
 
+  /// As `publish`, without waiting for the server's answer: the request is written at once, in
+  /// order with every other, and its reply is let go. For a caller that must not wait on the
+  /// server for news it cannot act on (the player's loop, which publishes at every track: a
+  /// round trip each held up a queue played faster than real time). A server that is away
+  /// gets what was published last when the session reconnects, as with `publish`.
+  public func post(_ playback: PlaybackInfo?, commands: Set<RemoteCommandKind>) {
+    let clean = playback.map(Self.sanitized)
+    state.withLock { $0.registration.published = (clean, commands) }
+    send(.publish(clean, commands: commands)) { _ in }
+  }
+
   /// Whether another app's audio is heard now (G8).
   public func isOtherAudioPlaying() async throws(SessionClientError) -> Bool {
     guard case .otherAudioPlaying(let playing) = try await request(.otherAudioPlaying) else {
@@ -291,6 +305,11 @@ public final class AudioSession: Sendable {
   /// Turns silent mode (G2) on or off.
   public func setSilentMode(_ on: Bool) async throws(SessionClientError) {
     _ = try await request(.setSilent(on))
+  }
+
+  /// Sets the desktop's sleep timer, in place of any before it; nil cancels it.
+  public func setTimer(_ setting: SleepTimerSetting?) async throws(SessionClientError) {
+    _ = try await request(.setTimer(setting))
   }
 
   /// Plugs, unplugs or selects an output, as the real devices will.
@@ -591,7 +610,9 @@ private struct Connection {
     while true {
       do {
         let fd = try UnixSocket.connect(to: paths.socket)
-        if let connection = try handshake(fd, name: configuration.name, deadline: deadline) {
+        if let connection = try handshake(
+          fd, name: configuration.name, role: configuration.role, deadline: deadline)
+        {
           return connection
         }
         // The server closed on us: it is shutting down. Try again as if none were there.
@@ -627,7 +648,8 @@ private struct Connection {
     let deadline = monotonicNanoseconds() + nanoseconds(configuration.connectTimeout)
     do {
       let fd = try UnixSocket.connect(to: paths.socket)
-      return try handshake(fd, name: configuration.name, deadline: deadline)
+      return try handshake(
+        fd, name: configuration.name, role: configuration.role, deadline: deadline)
     } catch let e as SystemError {
       guard e.code == ENOENT || e.code == ECONNREFUSED else {
         throw .noServer(socket: paths.socket, reason: e.reason)
@@ -662,10 +684,13 @@ private struct Connection {
   }
 
   /// Says hello and reads the welcome; nil when the server hung up first.
-  private static func handshake(_ fd: Int32, name: String, deadline: UInt64) throws -> Connection? {
+  private static func handshake(_ fd: Int32, name: String, role: AppRole?, deadline: UInt64)
+    throws -> Connection?
+  {
     var ok = false
     defer { if !ok { Glibc.close(fd) } }
-    let hello = try WireCodec.encode(ClientMessage.hello(version: protocolVersion, name: name))
+    let hello = try WireCodec.encode(
+      ClientMessage.hello(version: protocolVersion, name: name, role: role))
     guard
       try hello.withUnsafeBytes({ raw throws(SystemError) in try UnixSocket.send(fd, raw) })
         == hello.count
@@ -713,6 +738,7 @@ extension ClientRequest {
     case .handOver: .handOver
     case .stopServer: .stopServer
     case .outputLost: .outputLost
+    case .setTimer: .setTimer
     }
   }
 }

@@ -112,9 +112,19 @@ public struct AppIdentity: Sendable, Hashable, Codable {
   public var name: String
   /// The client's process id, as the kernel reported it (SO_PEERCRED).
   public var pid: Int32
+  /// What the app is, as it says in its hello: what it interrupts others as, and what they tell
+  /// their users ("paused: alarm"). Nil: what its category makes it.
+  public var role: AppRole?
 
-  public init(name: String, pid: Int32) {
+  public init(name: String, pid: Int32, role: AppRole? = nil) {
     self.name = name
     self.pid = pid
+    self.role = role
   }
+}
+
+/// What an app's audio is for, in the words people use for a phone's apps (Android's audio
+/// usages say the same): it names the reason another app gives for its pause.
+public enum AppRole: String, Sendable, Hashable, Codable, CaseIterable {
+  case music, call, alarm, navigation, game, assistant
 }

@@ -1,7 +1,7 @@
 /// What a session asks of the server, by kind: the wire's requests without their payloads.
 public enum SessionRequestKind: Sendable, Hashable, CaseIterable {
   case setCategory, setActive, publish, otherAudioPlaying, acceptFiles
-  case status, setSilent, route, command, handOver, stopServer, outputLost
+  case status, setSilent, route, command, handOver, stopServer, outputLost, setTimer
 }
 
 /// How a session answers its own request while the server it started has not answered yet
@@ -24,7 +24,7 @@ public enum AnswerWhileServerStarts: Sendable, Hashable {
     switch kind {
     case .setCategory, .setActive, .publish, .acceptFiles: self = .grant
     case .otherAudioPlaying: self = .noOtherAudio
-    case .status, .setSilent, .route, .command, .stopServer, .outputLost, .handOver:
+    case .status, .setSilent, .route, .command, .stopServer, .outputLost, .handOver, .setTimer:
       self = .refuse
     }
   }

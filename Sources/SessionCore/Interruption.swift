@@ -10,14 +10,61 @@ public enum Interruption: Sendable, Hashable {
 /// What started an interruption, so the app can tell the user ("call in progress").
 public struct InterruptionCause: Sendable, Hashable, Codable {
   /// The kind of interrupter.
-  public enum Kind: String, Sendable, Hashable, Codable {
+  public enum Kind: String, Sendable, Hashable, Codable, CaseIterable {
     /// A voice call (G11).
     case call
-    /// Another app's non-mixable audio: music taking over, an alarm, a voice assistant.
+    /// Another app's non-mixable audio: music taking over, a game.
     case otherAudio
     /// A recording (the record category, G12): it interrupts every session but a call, as a
     /// call does, resumably, and nothing but a call may sound while it records.
     case recording
+    /// An alarm or another alert ringing.
+    case alarm
+    /// A voice assistant listening and answering.
+    case assistant
+    /// A navigation prompt (it pauses spoken word; music only ducks under it, G9).
+    case navigation
+
+    /// What an app in `role`, with `category` and `options`, interrupts as: its role where it
+    /// says one, else what its category makes it (a recorder records, an assistant plays and
+    /// records, a prompt that interrupts spoken audio is a navigation prompt).
+    public init(role: AppRole?, category: Category, options: CategoryOptions, isCall: Bool) {
+      if isCall || role == .call {
+        self = .call
+      } else if category == .record {
+        self = .recording
+      } else if let role, let kind = Self(role: role) {
+        self = kind
+      } else if options.contains(.interruptSpokenAudioAndMixWithOthers) {
+        self = .navigation
+      } else if category == .playAndRecord {
+        self = .assistant
+      } else {
+        self = .otherAudio
+      }
+    }
+
+    private init?(role: AppRole) {
+      switch role {
+      case .alarm: self = .alarm
+      case .assistant: self = .assistant
+      case .navigation: self = .navigation
+      case .call: self = .call
+      case .music, .game: return nil
+      }
+    }
+
+    /// What a sound-server stream of this media role interrupts as (PulseAudio's and PipeWire's
+    /// names, in any case): a call, an alert, an assistant, a navigation prompt, or other audio.
+    public init(mediaRole: String?) {
+      switch mediaRole?.lowercased() {
+      case "phone", "communication": self = .call
+      case "alarm", "alert", "event", "notification": self = .alarm
+      case "assistant", "a11y", "accessibility": self = .assistant
+      case "navigation": self = .navigation
+      default: self = .otherAudio
+      }
+    }
   }
   public var kind: Kind
   /// The interrupting app's name, as it registered.

@@ -3,6 +3,8 @@ public enum RemoteCommandKind: String, Sendable, Hashable, Codable, CaseIterable
   case play, pause, togglePlayPause, stop, nextTrack, previousTrack
   case seekForward, seekBackward, skipForward, skipBackward, changePlaybackPosition
   case volumeUp, volumeDown, mute
+  case nextChapter, previousChapter
+  case changePlaybackRate
 
   /// The command in plain words, for messages ("next track", "volume up").
   public var words: String {
@@ -18,6 +20,9 @@ public enum RemoteCommandKind: String, Sendable, Hashable, Codable, CaseIterable
     case .volumeUp: "volume up"
     case .volumeDown: "volume down"
     case .mute: "mute"
+    case .nextChapter: "next chapter"
+    case .previousChapter: "previous chapter"
+    case .changePlaybackRate: "change the speed"
     }
   }
 
@@ -38,6 +43,14 @@ public enum RemoteCommand: Sendable, Hashable, Codable {
   case volumeUp(percent: Double)
   case volumeDown(percent: Double)
   case mute
+  /// The start of the next chapter of the track playing: not the next track (G19).
+  case nextChapter
+  /// The start of the previous chapter, or of this one when more than 3 s of it have played.
+  case previousChapter
+  /// Play at this speed (1: as recorded), the pitch kept; MPRemoteCommandCenter's
+  /// changePlaybackRateCommand, MPRIS's Rate. The player keeps it within its range (hark's:
+  /// 0.5 to 3).
+  case changePlaybackRate(Double)
 
   /// The command's kind, which is what `isEnabled` is kept for.
   public var kind: RemoteCommandKind {
@@ -56,6 +69,9 @@ public enum RemoteCommand: Sendable, Hashable, Codable {
     case .volumeUp: .volumeUp
     case .volumeDown: .volumeDown
     case .mute: .mute
+    case .nextChapter: .nextChapter
+    case .previousChapter: .previousChapter
+    case .changePlaybackRate: .changePlaybackRate
     }
   }
 
@@ -64,8 +80,9 @@ public enum RemoteCommand: Sendable, Hashable, Codable {
     switch self {
     case .skipForward(let s), .skipBackward(let s), .changePlaybackPosition(let s): s
     case .volumeUp(let p), .volumeDown(let p): p
+    case .changePlaybackRate(let r): r
     case .play, .pause, .togglePlayPause, .stop, .nextTrack, .previousTrack, .seekForward,
-      .seekBackward, .mute:
+      .seekBackward, .mute, .nextChapter, .previousChapter:
       nil
     }
   }
@@ -82,6 +99,8 @@ public enum RemoteCommand: Sendable, Hashable, Codable {
     case .seekForward: self = .seekForward
     case .seekBackward: self = .seekBackward
     case .mute: self = .mute
+    case .nextChapter: self = .nextChapter
+    case .previousChapter: self = .previousChapter
     case .skipForward:
       guard let a = argument, a.isFinite, a >= 0 else { return nil }
       self = .skipForward(seconds: a)
@@ -97,6 +116,9 @@ public enum RemoteCommand: Sendable, Hashable, Codable {
     case .volumeDown:
       guard let a = argument, a.isFinite, a >= 0 else { return nil }
       self = .volumeDown(percent: a)
+    case .changePlaybackRate:
+      guard let a = argument, a.isFinite, a > 0 else { return nil }
+      self = .changePlaybackRate(a)
     }
   }
 }

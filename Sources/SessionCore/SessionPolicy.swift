@@ -28,6 +28,13 @@ public enum SessionEvent: Sendable, Hashable {
   /// The session server went away and a new one took over; the client has re-registered (G16).
   /// Never produced by the policy: the client library adds it.
   case mediaServicesWereReset
+  /// The sleep timer was set, cancelled (nil), moved its end, began to end or ended; sent to
+  /// every session. Never produced by the policy: the server's `SleepTimer` is.
+  case sleepTimer(SleepTimerStatus?)
+  /// The sleep timer ended while this session is the now-playing app and plays: fade out over
+  /// `fade` seconds, then pause with the reason `timer`, and stay paused. Sent by the server's
+  /// `SleepTimer`, never by the policy.
+  case sleepTimerEnded(fade: Double)
 }
 
 /// One event for one session.
@@ -62,6 +69,21 @@ public enum PolicyEvent: Sendable, Hashable {
   /// The sound server reports this session's sound on this output (the sink its stream is on),
   /// or, with nil, no stream of it any more. Its route is that output while it has one.
   case streamOutput(SessionID, Route?)
+  /// The sound server holds this session's stream back for another program's stream (a role
+  /// policy's cork: an Alert, an Assistant), for which `holder` stands: an interruption by
+  /// `holder` (G13, G14), begun now if the session is active, and again whenever it activates
+  /// while `holder` lasts.
+  case holdStream(SessionID, holder: SessionID, cause: InterruptionCause)
+  /// The sound server takes `output` away for a while (a Bluetooth headset switching to its
+  /// call profile for a call, and back after it): the sessions heard there are interrupted by
+  /// `holder` until it ends. Their own device failing meanwhile is part of it, not a loss.
+  case holdOutput(Route, holder: SessionID, cause: InterruptionCause)
+  /// What `holder` held back may play again, or, with `lost`, not: the output it held went
+  /// away meanwhile, and the sessions it held lost it (G5).
+  case releaseHold(holder: SessionID, lost: Route?)
+  /// The sound server itself lowers this session's stream (a role policy's duck, under a
+  /// Navigation stream), or no longer: the policy's own duck (G9) is not added to it.
+  case duckedBySoundServer(SessionID, Bool)
 }
 
 /// Why the policy did not do what was asked.
@@ -115,6 +137,8 @@ public struct SessionRecord: Sendable, Hashable {
   /// Where the sound server says this session's sound is (the sink its stream plays on), or
   /// nil when it says nothing (no stream, or an output that is not a sound server's).
   public var output: Route?
+  /// The sound server lowers its stream by itself (a role policy's duck).
+  public var duckedBySoundServer = false
 
   public init(identity: AppIdentity) { self.identity = identity }
 
@@ -132,6 +156,16 @@ public struct SessionPolicy: Sendable, Hashable {
   public private(set) var silentMode: Bool
   public private(set) var routes: RouteTable
   private var step: UInt64 = 0
+  /// What the sound server holds back, by the session that stands for the holder.
+  private var holds: [SessionID: Hold] = [:]
+
+  private struct Hold: Sendable, Hashable {
+    var cause: InterruptionCause
+    /// The output it takes away, for an output's hold; nil for a stream's.
+    var output: Route?
+    /// The sessions it holds back.
+    var held: Set<SessionID> = []
+  }
 
   public init(silentMode: Bool = false, routes: RouteTable = RouteTable()) {
     self.silentMode = silentMode
@@ -140,9 +174,11 @@ public struct SessionPolicy: Sendable, Hashable {
 
   // MARK: Derived state
 
-  /// Whether another active session with duckOthers lowers this one (G9).
+  /// Whether another active session with duckOthers lowers this one (G9). Not while the
+  /// sound server lowers it already: its duck stands for the policy's, which would come on
+  /// top of it (a role policy ducks under the very Navigation prompt that ducks here).
   public func isDucked(_ id: SessionID) -> Bool {
-    guard let s = sessions[id], s.isActive else { return false }
+    guard let s = sessions[id], s.isActive, !s.duckedBySoundServer else { return false }
     return sessions.contains {
       $0.key != id && $0.value.isActive && $0.value.options.contains(.duckOthers)
     }
@@ -169,15 +205,19 @@ public struct SessionPolicy: Sendable, Hashable {
   /// Whether the app may be the now-playing app (G18): in an audio context (see
   /// `PlaybackInfo.isInAudioContext`), non-mixable, with at least one enabled command.
   ///
-  /// An app paused by an interruption that is over without resuming leaves its context only
-  /// while another app is the primary listening experience: one in its own context that
-  /// started playing after it (it took over). An interrupter that crashed or was killed, an
-  /// assistant that spoke and went, a takeover app that has quit, leave no such app, and the
-  /// user's own "play" must still reach the paused one (issue 16).
+  /// Out of its own context, an app that has played stays eligible until another app takes the
+  /// listener (one in its own context that started playing after it), as on the phone, where
+  /// the app that played stays the now-playing app and Play works: stopped (by the user, or at
+  /// the end of its queue: Play starts it again), or paused by an interruption that ended
+  /// without resuming. An interrupter that crashed or was killed, an assistant that spoke and
+  /// went, a takeover app that has quit, leave no such app, and the user's own "play" must still
+  /// reach the paused one.
   public func isEligibleForNowPlaying(_ id: SessionID) -> Bool {
     guard let s = sessions[id], let playback = s.playback, canBeNowPlaying(s) else { return false }
     if playback.isInAudioContext(interrupted: s.isInterrupted) { return true }
-    guard playback.state == .paused, playback.pausedBy == .interruption else { return false }
+    let stoppedAfterPlaying = playback.state == .stopped && s.startedPlayingAt > 0
+    let interruptedOut = playback.state == .paused && playback.pausedBy == .interruption
+    guard stoppedAfterPlaying || interruptedOut else { return false }
     return !sessions.contains { other in
       other.key != id && canBeNowPlaying(other.value)
         && other.value.startedPlayingAt > s.startedPlayingAt
@@ -189,12 +229,17 @@ public struct SessionPolicy: Sendable, Hashable {
     !s.isMixable && !s.enabledCommands.isEmpty && s.playback != nil
   }
 
-  /// The app that receives remote commands: of the eligible ones, the one that most recently
+  /// The app that receives remote commands: of the eligible ones, one that is playing before
+  /// one that is not (the media keys go to what is heard), then the one that most recently
   /// started playing.
   public var nowPlaying: SessionID? {
-    sessions.keys.filter(isEligibleForNowPlaying).max { a, b in
-      let (sa, sb) = (sessions[a]?.startedPlayingAt ?? 0, sessions[b]?.startedPlayingAt ?? 0)
-      return sa == sb ? a < b : sa < sb
+    func rank(_ id: SessionID) -> (Bool, UInt64, SessionID) {
+      let s = sessions[id]
+      return (s?.playback?.state == .playing, s?.startedPlayingAt ?? 0, id)
+    }
+    return sessions.keys.filter(isEligibleForNowPlaying).max { a, b in
+      let (ra, rb) = (rank(a), rank(b))
+      return ra.0 != rb.0 ? !ra.0 : ra.1 != rb.1 ? ra.1 < rb.1 : ra.2 < rb.2
     }
   }
 
@@ -299,6 +344,11 @@ public struct SessionPolicy: Sendable, Hashable {
       sessions[id]?.interruptedBy = []
       sessions[id]?.interruptionResumable = true
       interruptConflicts(of: id, into: &notes)
+      // Its stream is held back still (an Alert plays on): interrupted again at once, to
+      // resume when the holder ends, rather than playing into silence.
+      for holder in holds.keys.sorted() where holds[holder]?.held.contains(id) == true {
+        if let cause = holds[holder]?.cause { hold(id, by: holder, cause: cause, into: &notes) }
+      }
       return nil
 
     case .deactivate(let id, let options):
@@ -314,6 +364,7 @@ public struct SessionPolicy: Sendable, Hashable {
       sessions[id]?.isActive = false
       release(id, shouldResume: false, reason: .interrupterExited, into: &notes)
       sessions[id] = nil
+      for holder in holds.keys { holds[holder]?.held.remove(id) }
       return nil
 
     case .publish(let id, let playback, let commands):
@@ -343,6 +394,9 @@ public struct SessionPolicy: Sendable, Hashable {
 
     case .outputLost(let id, let lost):
       guard sessions[id] != nil else { return .unknownSession(id) }
+      // Its device failed because the output is held (its stream ended by the server while
+      // a headset switches profile): the hold's end says whether the output came back.
+      if holds.values.contains(where: { $0.output != nil && $0.held.contains(id) }) { return nil }
       let change = RouteChange(
         reason: .oldDeviceUnavailable, previous: lost, current: routes.current)
       notes.append(.init(id, .routeChange(change)))
@@ -360,7 +414,68 @@ public struct SessionPolicy: Sendable, Hashable {
           .init(id, .routeChange(RouteChange(reason: .override, previous: before, current: after))))
       }
       return nil
+
+    case .holdStream(let id, let holder, let cause):
+      guard sessions[id] != nil else { return .unknownSession(id) }
+      holds[holder, default: Hold(cause: cause)].held.insert(id)
+      hold(id, by: holder, cause: cause, into: &notes)
+      return nil
+
+    case .holdOutput(let output, let holder, let cause):
+      var held = Hold(cause: cause, output: output)
+      for id in sessions.keys.sorted() where route(of: id).name == output.name {
+        held.held.insert(id)
+        hold(id, by: holder, cause: cause, retell: true, into: &notes)
+      }
+      holds[holder] = held
+      return nil
+
+    case .releaseHold(let holder, let lost):
+      guard let held = holds.removeValue(forKey: holder) else { return nil }
+      if let lost {
+        // Told first, so that the interruption's end finds them paused by the route (G5).
+        for id in held.held.sorted() where sessions[id]?.interruptedBy.contains(holder) == true {
+          let change = RouteChange(
+            reason: .oldDeviceUnavailable, previous: lost, current: routes.current)
+          notes.append(.init(id, .routeChange(change)))
+        }
+      }
+      release(
+        holder, shouldResume: lost == nil,
+        reason: lost == nil ? .interrupterDeactivated : .interrupterExited, into: &notes)
+      return nil
+
+    case .duckedBySoundServer(let id, let ducked):
+      guard sessions[id] != nil else { return .unknownSession(id) }
+      sessions[id]?.duckedBySoundServer = ducked
+      return nil
     }
+  }
+
+  /// `holder` holds `id` back: an active session is interrupted by it; one interrupted already
+  /// waits for it too, and, with `retell`, hears `began` again with the new cause; one that is
+  /// neither has nothing to stop.
+  ///
+  /// An output's hold is told again: WirePlumber 0.5.11+ sends an MPRIS Pause to the players
+  /// whose sink went, the headset's switch included, a few milliseconds before the session
+  /// server hears of it, and a player interrupted by the call must be able to tell that Pause
+  /// from the user's (which means "do not resume", G14). Told once more, it keeps its
+  /// interruption and learns what it waits for now.
+  private mutating func hold(
+    _ id: SessionID, by holder: SessionID, cause: InterruptionCause, retell: Bool = false,
+    into notes: inout [SessionNotification]
+  ) {
+    guard var s = sessions[id] else { return }
+    if s.isActive {
+      s.isActive = false
+      s.interruptedBy = [holder]
+      s.interruptionResumable = true
+      notes.append(.init(id, .interruption(.began(cause))))
+    } else if s.isInterrupted {
+      s.interruptedBy.insert(holder)
+      if retell { notes.append(.init(id, .interruption(.began(cause)))) }
+    }
+    sessions[id] = s
   }
 
   /// The sessions `id` interrupts by being active (G9, G11): a call interrupts every session;
@@ -391,8 +506,8 @@ public struct SessionPolicy: Sendable, Hashable {
     of id: SessionID, into notes: inout [SessionNotification]
   ) {
     guard let x = sessions[id] else { return }
-    let kind: InterruptionCause.Kind =
-      x.isCall ? .call : x.category == .record ? .recording : .otherAudio
+    let kind = InterruptionCause.Kind(
+      role: x.identity.role, category: x.category, options: x.options, isCall: x.isCall)
     let cause = InterruptionCause(kind: kind, by: x.identity.name)
     for other in conflicts(of: id) {
       guard var s = sessions[other] else { continue }

@@ -16,10 +16,11 @@ public enum WireCodec {
   public static func encode(_ message: ClientMessage) throws(WireError) -> [UInt8] {
     var e = ClientEnvelope(type: "")
     switch message {
-    case .hello(let version, let name):
+    case .hello(let version, let name, let role):
       e.type = "hello"
       e.version = version
       e.name = name
+      e.role = role?.rawValue
     case .commandResult(let command, let status):
       e.type = "commandResult"
       e.command = command
@@ -86,6 +87,20 @@ public enum WireCodec {
         e.type = "outputLost"
         e.name = route.name
         e.kind = route.kind.rawValue
+      case .setTimer(let setting):
+        e.type = "setTimer"
+        guard let setting else {
+          e.mode = "off"
+          break
+        }
+        switch setting.mode {
+        case .duration(let seconds):
+          e.mode = "duration"
+          e.seconds = seconds
+        case .endOfTrack: e.mode = "endOfTrack"
+        case .endOfChapter: e.mode = "endOfChapter"
+        }
+        e.fade = setting.fade
       }
     }
     return try line(e)
@@ -121,7 +136,9 @@ public enum WireCodec {
 
     switch e.type {
     case "hello":
-      return .hello(version: try need(e.version, "version"), name: try need(e.name, "name"))
+      let role: AppRole? = e.role == nil ? nil : try parse(e.role, "role")
+      return .hello(
+        version: try need(e.version, "version"), name: try need(e.name, "name"), role: role)
     case "commandResult":
       let status: CommandStatus = try parse(e.status, "status")
       return .commandResult(try need(e.command, "command"), status)
@@ -130,7 +147,7 @@ public enum WireCodec {
 
     let known = [
       "setCategory", "setActive", "publish", "otherAudioPlaying", "status", "setSilent", "route",
-      "command", "stopServer", "outputLost", "acceptFiles", "handOver",
+      "command", "stopServer", "outputLost", "acceptFiles", "handOver", "setTimer",
     ]
     guard known.contains(e.type) else {
       throw fail("unknown message type '\(e.type)'", code: "unknownMessage")
@@ -195,6 +212,20 @@ public enum WireCodec {
     case "stopServer": request = .stopServer
     case "outputLost":
       request = .outputLost(Route(name: try need(e.name, "name"), kind: try parse(e.kind, "kind")))
+    case "setTimer":
+      let mode: SleepTimerMode
+      switch try need(e.mode, "mode") {
+      case "off":
+        request = .setTimer(nil)
+        return .request(id, request)
+      case "duration": mode = .duration(seconds: try need(e.seconds, "seconds"))
+      case "endOfTrack": mode = .endOfTrack
+      case "endOfChapter": mode = .endOfChapter
+      case let other: throw fail("unknown timer mode '\(other)'")
+      }
+      let setting = SleepTimerSetting(mode, fade: e.fade ?? SleepTimerSetting.defaultFade)
+      if let problem = setting.problem { throw fail("'setTimer': \(problem)") }
+      request = .setTimer(setting)
     case let other: throw fail("unknown message type '\(other)'", code: "unknownMessage")
     }
     return .request(id, request)
@@ -273,6 +304,12 @@ public enum WireCodec {
         e.isNowPlaying = isNowPlaying
       case .mediaServicesWereReset:
         e.event = "mediaServicesWereReset"
+      case .sleepTimer(let status):
+        e.event = "sleepTimer"
+        e.timer = status
+      case .sleepTimerEnded(let fade):
+        e.event = "sleepTimerEnded"
+        e.fade = fade
       }
     }
     return try line(e)
@@ -355,6 +392,8 @@ public enum WireCodec {
           mutesThisSession: try need(e.mutesThisSession, "mutesThisSession"))
       case "nowPlaying": event = .nowPlaying(isNowPlaying: try need(e.isNowPlaying, "isNowPlaying"))
       case "mediaServicesWereReset": event = .mediaServicesWereReset
+      case "sleepTimer": event = .sleepTimer(e.timer)
+      case "sleepTimerEnded": event = .sleepTimerEnded(fade: try need(e.fade, "fade"))
       case let other: throw fail("unknown event '\(other)'")
       }
       return .event(event)
@@ -401,6 +440,7 @@ private struct ClientEnvelope: Codable {
   var id: Int?
   var version: Int?
   var name: String?
+  var role: String?
   var category: String?
   var mode: String?
   var options: [String]?
@@ -416,6 +456,8 @@ private struct ClientEnvelope: Codable {
   var app: String?
   var paths: [String]?
   var placement: String?
+  var seconds: Double?
+  var fade: Double?
 }
 
 /// Every field any server message may carry; `type` says which apply.
@@ -448,4 +490,6 @@ private struct ServerEnvelope: Codable {
   var isNowPlaying: Bool?
   var paths: [String]?
   var placement: String?
+  var timer: SleepTimerStatus?
+  var fade: Double?
 }

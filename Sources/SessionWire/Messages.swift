@@ -41,12 +41,17 @@ public enum ClientRequest: Sendable, Hashable {
   /// The client's own output went away under it (its ALSA device failed with ENODEV and kin):
   /// the server tells it, as it tells of every output that goes (G5).
   case outputLost(Route)
+  /// Sets the desktop's sleep timer (`hark timer 30m`), in place of any before it; nil cancels
+  /// it.
+  case setTimer(SleepTimerSetting?)
 }
 
 /// Every message a client sends.
 public enum ClientMessage: Sendable, Hashable {
   /// The first message of every connection.
-  case hello(version: Int, name: String)
+  /// `role`: what the app is (an alarm, an assistant…), which other apps' pauses name; nil
+  /// (the field absent) for what its category makes it.
+  case hello(version: Int, name: String, role: AppRole?)
   case request(RequestID, ClientRequest)
   /// The app's answer to a remote command the server forwarded to it.
   case commandResult(CommandID, CommandStatus)
@@ -122,10 +127,12 @@ public struct StatusReport: Sendable, Hashable, Codable {
   public var sessions: [SessionStatus]
   /// The pid of the now-playing app, or null.
   public var nowPlaying: Int32?
+  /// The sleep timer, or null while none is set.
+  public var timer: SleepTimerStatus?
 
   public init(
     version: Int, serverPid: Int32, silent: Bool, route: Route, routes: [Route],
-    sessions: [SessionStatus], nowPlaying: Int32?
+    sessions: [SessionStatus], nowPlaying: Int32?, timer: SleepTimerStatus? = nil
   ) {
     self.version = version
     self.serverPid = serverPid
@@ -134,10 +141,11 @@ public struct StatusReport: Sendable, Hashable, Codable {
     self.routes = routes
     self.sessions = sessions
     self.nowPlaying = nowPlaying
+    self.timer = timer
   }
 
   private enum CodingKeys: String, CodingKey {
-    case version, serverPid, silent, route, routes, sessions, nowPlaying
+    case version, serverPid, silent, route, routes, sessions, nowPlaying, timer
   }
   public func encode(to encoder: any Encoder) throws {
     var c = encoder.container(keyedBy: CodingKeys.self)
@@ -148,6 +156,7 @@ public struct StatusReport: Sendable, Hashable, Codable {
     try c.encode(routes, forKey: .routes)
     try c.encode(sessions, forKey: .sessions)
     try c.encode(nowPlaying, forKey: .nowPlaying)  // null, not absent
+    try c.encode(timer, forKey: .timer)  // null, not absent
   }
 }
 

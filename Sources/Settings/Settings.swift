@@ -28,12 +28,37 @@ public struct Settings: Hashable, Sendable {
   /// Folders whose files are spoken word (podcasts, audiobooks): a navigation prompt pauses
   /// them instead of ducking them.
   public var spokenFolders: [String] = []
+  /// How long a recording must be, in minutes, to keep its own place when it is not spoken
+  /// word (spoken word always does): a lecture, a concert recording, a DJ mix. 1…1440.
+  public var longRecordingMinutes = 20.0
   /// ReplayGain: "off", "track" or "album" (the gain tags' own, like the phone's Sound Check).
   public var replayGain = "off"
   /// Added to every tagged gain, in dB, −15…15.
   public var replayGainPreampDecibels = 0.0
   /// Lower a gain that would make the track's peak clip.
   public var replayGainPreventClipping = true
+  /// Measure the loudness (EBU R128) of the library's files that have no ReplayGain tags, in
+  /// the background while the index is brought up to date, so that ReplayGain applies to every
+  /// file, like the phone's Sound Check.
+  public var measureLoudness = true
+  /// The lyrics of the track playing shown beside the list, following the song (a view of
+  /// their own is always a key away).
+  public var lyricsBeside = false
+  /// ListenBrainz: the user token (from listenbrainz.org/settings), and the server (another
+  /// ListenBrainz, self-hosted); no token, no listens sent there.
+  public var listenBrainzToken: String?
+  public var listenBrainzURL = "https://api.listenbrainz.org"
+  /// Last.fm (or a service that speaks its 2.0 API, such as Libre.fm): the application's API
+  /// key and secret (from last.fm/api/account/create); the session key comes from
+  /// `hark scrobble login lastfm`.
+  public var lastFMAPIKey: String?
+  public var lastFMAPISecret: String?
+  public var lastFMURL = "https://ws.audioscrobbler.com/2.0/"
+  /// Where the user allows hark, in the desktop auth flow.
+  public var lastFMAuthURL = "https://www.last.fm/api/auth/"
+  /// Send listens of spoken word (podcasts, audiobooks) too; off by default, as they are not
+  /// music to be counted.
+  public var scrobbleSpokenWord = false
   /// The playing album's cover in the interface, drawn in coloured character cells.
   public var coverArt = true
   /// The terminal closing under the interface (SIGHUP) while it plays leaves the player playing
@@ -104,6 +129,13 @@ public struct Settings: Hashable, Sendable {
           continue
         }
         settings.spokenFolders = folders.map(expandingTilde)
+      case "long_recording_minutes":
+        guard let m = value.number else { wrongKind("a number of minutes"); continue }
+        guard m >= 1 && m <= 1_440 else {
+          problem("'long_recording_minutes' must be from 1 to 1440, not \(value)")
+          continue
+        }
+        settings.longRecordingMinutes = m
       case "replaygain":
         guard case .string(let s) = value, ["off", "track", "album"].contains(s) else {
           wrongKind("\"off\", \"track\" or \"album\"")
@@ -117,6 +149,36 @@ public struct Settings: Hashable, Sendable {
           continue
         }
         settings.replayGainPreampDecibels = d
+      case "measure_loudness":
+        guard case .boolean(let b) = value else { wrongKind("true or false"); continue }
+        settings.measureLoudness = b
+      case "lyrics_beside":
+        guard case .boolean(let b) = value else { wrongKind("true or false"); continue }
+        settings.lyricsBeside = b
+      case "scrobble_spoken_word", "scrobble.spoken_word":
+        guard case .boolean(let b) = value else { wrongKind("true or false"); continue }
+        settings.scrobbleSpokenWord = b
+      case "listenbrainz.token", "lastfm.api_key", "lastfm.api_secret":
+        guard case .string(let s) = value, !s.isEmpty, !s.contains(where: \.isWhitespace) else {
+          wrongKind("a token (letters and digits, no spaces)")
+          continue
+        }
+        switch key {
+        case "listenbrainz.token": settings.listenBrainzToken = s
+        case "lastfm.api_key": settings.lastFMAPIKey = s
+        default: settings.lastFMAPISecret = s
+        }
+      case "listenbrainz.url", "lastfm.url", "lastfm.auth_url":
+        guard case .string(let s) = value, s.hasPrefix("http://") || s.hasPrefix("https://")
+        else {
+          wrongKind("an http:// or https:// address")
+          continue
+        }
+        switch key {
+        case "listenbrainz.url": settings.listenBrainzURL = s
+        case "lastfm.url": settings.lastFMURL = s
+        default: settings.lastFMAuthURL = s
+        }
       case "cover_art":
         guard case .boolean(let b) = value else { wrongKind("true or false"); continue }
         settings.coverArt = b

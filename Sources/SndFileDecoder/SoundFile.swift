@@ -15,6 +15,9 @@ public final class SoundFile: AudioDecoder {
   public let metadata: TrackMetadata
   /// Frames read so far (decode thread).
   private var framesRead = 0
+  /// An Ogg stream's first frames, decoded at the open to know that it decodes at all: the
+  /// first reads hand them out before reading on. Emptied by a seek (decode thread).
+  private var probed: [Float] = []
   /// A WAV or AIFF whose header promises more data than the file holds (libsndfile trims the
   /// length to what is there and notes it in its log).
   private let headerPromisesMore: Bool
@@ -31,7 +34,7 @@ public final class SoundFile: AudioDecoder {
     // Only regular files: opening a FIFO blocks until a writer comes (for ever, and the next
     // track never played), and a device or a socket is no sound file. Said before opening.
     if let kind = nonRegularKind(path) {
-      throw DecodeError(path: path, reason: "it is \(kind), not a sound file")
+      throw DecodeError(.notAFile, path: path, reason: "it is \(kind), not a sound file")
     }
     var info = SF_INFO()
     guard let first = sf_open(FileName.c(path), Int32(SFM_READ), &info) else {
@@ -39,28 +42,27 @@ public final class SoundFile: AudioDecoder {
     }
     guard info.channels > 0, info.samplerate > 0 else {
       sf_close(first)
-      throw DecodeError(path: path, reason: "the file declares no channels or no sample rate")
+      throw DecodeError(
+        .damaged, path: path, reason: "the file declares no channels or no sample rate")
     }
     // Ogg Vorbis whose setup header is broken still opens, decodes nothing, and the first
     // seek that skips packets crashes inside libvorbis (vorbis_synthesis_trackonly on a decoder
     // never set up, which libsndfile does not check; libsndfile 1.2.0 and its master). A first
-    // read says whether it decodes at all; the file is then opened afresh, so that nothing
-    // seeks in it first.
+    // read says whether it decodes at all; what it decoded is kept and read first (`probed`),
+    // so that nothing seeks in the file before it is known to decode, and it is opened once:
+    // opened afresh, an Ogg stream's headers, codebooks and the scan for its end were read
+    // again at every start.
     let container = info.format & Int32(SF_FORMAT_TYPEMASK)
     let codec = info.format & Int32(SF_FORMAT_SUBMASK)
-    var h = first
+    let h = first
     if container == Int32(SF_FORMAT_OGG) {
       var probe = [Float](repeating: 0, count: 64 * Int(info.channels))
       let got = sf_readf_float(h, &probe, 64)
-      sf_close(h)
       guard got > 0 else {
-        throw DecodeError(path: path, reason: "no sound in it (empty, or cut short)")
+        sf_close(h)
+        throw DecodeError(.damaged, path: path, reason: "no sound in it (empty, or cut short)")
       }
-      var again = SF_INFO()
-      guard let reopened = sf_open(FileName.c(path), Int32(SFM_READ), &again) else {
-        throw Self.refusal(path)
-      }
-      h = reopened
+      probed = Array(probe.prefix(Int(got) * Int(info.channels)))
     }
     seeksByDecoding = container == Int32(SF_FORMAT_OGG) && codec == Int32(SF_FORMAT_OPUS)
     handle = h
@@ -93,14 +95,29 @@ public final class SoundFile: AudioDecoder {
   deinit { sf_close(handle) }
 
   public func read(into buffer: UnsafeMutableBufferPointer<Float>) throws(DecodeError) -> Int {
-    let frames = buffer.count / format.channels
+    let channels = format.channels
+    let frames = buffer.count / channels
     guard frames > 0, let base = buffer.baseAddress else { return 0 }
-    let n = sf_readf_float(handle, base, sf_count_t(frames))
+    var kept = 0
+    if !probed.isEmpty {
+      kept = min(probed.count / channels, frames)
+      let samples = kept * channels
+      probed.withUnsafeBufferPointer { from in
+        if let from = from.baseAddress { base.update(from: from, count: samples) }
+      }
+      probed.removeFirst(samples)
+      if kept == frames {
+        framesRead += kept
+        return kept
+      }
+    }
+    let more = sf_readf_float(handle, base + kept * channels, sf_count_t(frames - kept))
+    let n = sf_count_t(kept) + max(0, more)
     if n < frames {
       let code = sf_error(handle)
       if code != 0 {
         throw DecodeError(
-          path: path, reason: "the file is damaged partway through",
+          .damaged, path: path, reason: "the file is damaged partway through",
           detail: String(cString: sf_error_number(code)))
       }
     }
@@ -116,13 +133,13 @@ public final class SoundFile: AudioDecoder {
     let heard = format.seconds(framesRead)
     if let total = frameCount, framesRead < total - max(total / 50, format.sampleRate / 10) {
       return DecodeError(
-        path: path,
+        .damaged, path: path,
         reason: "the file is cut short after \(seconds(heard)) of \(seconds(format.seconds(total)))"
       )
     }
     if headerPromisesMore {
       return DecodeError(
-        path: path,
+        .damaged, path: path,
         reason: "the file is cut short after \(seconds(heard)) (its header promises more)")
     }
     return nil
@@ -134,11 +151,13 @@ public final class SoundFile: AudioDecoder {
   }
 
   public func seek(toFrame frame: Int) throws(DecodeError) {
+    probed = []
     let reached =
       seeksByDecoding ? try decode(toFrame: frame) : sf_seek(handle, sf_count_t(frame), SEEK_SET)
     guard reached >= 0 else {
       throw DecodeError(
-        path: path, reason: "cannot seek in it", detail: String(cString: sf_strerror(handle)))
+        .cannotSeek, path: path, reason: "cannot seek in it",
+        detail: String(cString: sf_strerror(handle)))
     }
     framesRead = Int(reached)
     // sf_seek says where it went, which in a damaged Ogg stream can be short of the frame asked
@@ -147,7 +166,7 @@ public final class SoundFile: AudioDecoder {
     // be the one heard, and reads would run past the length the file claims.
     guard reached == frame else {
       throw DecodeError(
-        path: path, reason: "cannot seek in it",
+        .cannotSeek, path: path, reason: "cannot seek in it",
         detail: "asked for frame \(frame), libsndfile went to \(reached)")
     }
   }
@@ -158,7 +177,8 @@ public final class SoundFile: AudioDecoder {
     var info = SF_INFO()
     guard let fresh = sf_open(FileName.c(path), Int32(SFM_READ), &info) else {
       throw DecodeError(
-        path: path, reason: "cannot seek in it", detail: String(cString: sf_strerror(nil)))
+        .cannotSeek, path: path, reason: "cannot seek in it",
+        detail: String(cString: sf_strerror(nil)))
     }
     sf_close(handle)
     handle = fresh
@@ -181,20 +201,27 @@ public final class SoundFile: AudioDecoder {
     let detail = String(cString: sf_strerror(nil))
     var st = stat()
     if stat(FileName.c(path), &st) != 0 {
-      let reason = errno == ENOENT ? "no such file" : String(cString: strerror(errno)).lowercased()
-      return DecodeError(path: path, reason: reason)
+      guard errno != ENOENT else {
+        return DecodeError(.notFound, path: path, reason: "no such file")
+      }
+      return DecodeError(
+        .unreadable, path: path, reason: String(cString: strerror(errno)).lowercased())
     }
-    if (st.st_mode & S_IFMT) == S_IFDIR { return DecodeError(path: path, reason: "it is a folder") }
+    if (st.st_mode & S_IFMT) == S_IFDIR {
+      return DecodeError(.notAFile, path: path, reason: "it is a folder")
+    }
     if access(FileName.c(path), R_OK) != 0 {
-      return DecodeError(path: path, reason: "permission denied")
+      return DecodeError(.unreadable, path: path, reason: "permission denied")
     }
-    if st.st_size == 0 { return DecodeError(path: path, reason: "the file is empty") }
+    if st.st_size == 0 { return DecodeError(.damaged, path: path, reason: "the file is empty") }
     // A readable, non-empty file libsndfile refused: to the user it is not audio it can read.
     let misleading = detail.contains("does not exist") || detail.contains("System error")
-    return DecodeError(path: path, reason: unknownFormat, detail: misleading ? nil : detail)
+    return DecodeError(
+      .unknownFormat, path: path, reason: unknownFormat, detail: misleading ? nil : detail)
   }
 
-  /// The reason for a readable file libsndfile does not know: another decoder may.
+  /// The words for a readable file libsndfile does not know (`.unknownFormat`: another decoder
+  /// may).
   public static let unknownFormat = "not an audio file libsndfile can read"
 }
 

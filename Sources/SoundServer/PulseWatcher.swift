@@ -253,7 +253,7 @@ public final class PulseWatcher: @unchecked Sendable {
       .sink(
         index: i.index, name: i.name.map { String(cString: $0) } ?? "",
         description: i.description.map { String(cString: $0) } ?? "",
-        properties: Self.properties(i.proplist)))
+        properties: Self.properties(i.proplist), card: i.card == UInt32.max ? nil : i.card))
   }
 
   private func sinkInput(_ info: UnsafePointer<pa_sink_input_info>?, _ eol: Int32) {

@@ -50,25 +50,7 @@ struct Request {
 
 /// Writes all of `text` to `fd`.
 func say(_ text: String, to fd: Int32 = 2) {
-  let bytes = Array(text.utf8)
-  var done = 0
-  while done < bytes.count {
-    let n = bytes[done...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-    if n < 0 && errno == EINTR { continue }
-    if n <= 0 { return }
-    done += n
-  }
-}
-
-/// Writes all of `bytes` to `fd`.
-func writeAll(_ bytes: UnsafeRawBufferPointer, to fd: Int32) {
-  var done = 0
-  while done < bytes.count {
-    let n = write(fd, bytes.baseAddress.map { $0 + done }, bytes.count - done)
-    if n < 0 && errno == EINTR { continue }
-    if n <= 0 { return }
-    done += n
-  }
+  try? writeAll(fd, text.utf8)
 }
 
 func usage(_ problem: String) -> Never {
@@ -256,10 +238,10 @@ if let cellPixels = request.pixels, request.sixel {
       pixels, width, height, usedColumns, usedRows, Int32(cellWidth), Int32(cellHeight), &length)
   else { fail("chafa made no sixel image of the cover (\(source))") }
   say("sixel \(length) \(cellWidth) \(cellHeight)\n", to: 1)
-  writeAll(UnsafeRawBufferPointer(start: sixel, count: length), to: 1)
+  try? writeAll(1, UnsafeRawBufferPointer(start: sixel, count: length))
   hc_free_sixels(sixel)
 } else if request.pixels != nil {
   say("pixels \(width) \(height)\n", to: 1)
-  writeAll(UnsafeRawBufferPointer(start: pixels, count: Int(width) * Int(height) * 4), to: 1)
+  try? writeAll(1, UnsafeRawBufferPointer(start: pixels, count: Int(width) * Int(height) * 4))
 }
 exit(0)

@@ -1,3 +1,4 @@
+import AudioCore
 import CFFmpeg
 import Platform
 import Glibc
@@ -37,7 +38,7 @@ final class AudioInput {
     isStream = stream
     if !stream { try refuseOddFiles(path) }
     guard let packet = av_packet_alloc(), let frame = av_frame_alloc() else {
-      throw Failure(reason: "out of memory")
+      throw Failure(.decoderFailed, reason: "out of memory")
     }
     self.packet = packet
     self.frame = frame
@@ -65,8 +66,11 @@ final class AudioInput {
     let rc = avformat_open_input(
       &context, FileName.c(stream ? path : "file:" + path), nil, &options)
     guard rc >= 0, let context else {
-      if stream { throw Failure(reason: "cannot open the stream", code: rc, logged: true) }
-      throw Failure(reason: whyNotOpened(path), code: rc, logged: true)
+      if stream {
+        throw Failure(.connection, reason: "cannot open the stream", code: rc, logged: true)
+      }
+      let (kind, reason) = whyNotOpened(path)
+      throw Failure(kind, reason: reason, code: rc, logged: true)
     }
     defer {
       if !opened {
@@ -86,24 +90,25 @@ final class AudioInput {
         start: context.pointee.streams, count: Int(context.pointee.nb_streams))
       if streams.contains(where: { $0?.pointee.codecpar.pointee.codec_type == AVMEDIA_TYPE_AUDIO })
       {
-        throw Failure(reason: "FFmpeg cannot make out its audio (how many channels, what rate)")
+        throw Failure(
+          .damaged, reason: "FFmpeg cannot make out its audio (how many channels, what rate)")
       }
-      throw Failure(reason: "it has no audio stream")
+      throw Failure(.unsupported, reason: "it has no audio stream")
     }
     let parameters = stream.pointee.codecpar.pointee
     let name = String(cString: avcodec_get_name(parameters.codec_id))
     guard parameters.codec_id != AV_CODEC_ID_NONE else {
-      throw Failure(reason: "FFmpeg does not know the codec of its audio")
+      throw Failure(.unsupported, reason: "FFmpeg does not know the codec of its audio")
     }
     guard let decoder = avcodec_find_decoder(parameters.codec_id) else {
-      throw Failure(reason: "FFmpeg has no decoder for its codec (\(name))")
+      throw Failure(.unsupported, reason: "FFmpeg has no decoder for its codec (\(name))")
     }
     // Video (a cover picture) and other streams are skipped by the demuxer, never decoded.
     for i in 0..<Int(context.pointee.nb_streams) where i != Int(index) {
       context.pointee.streams[i]?.pointee.discard = AVDISCARD_ALL
     }
     guard let codec = avcodec_alloc_context3(decoder) else {
-      throw Failure(reason: "out of memory")
+      throw Failure(.decoderFailed, reason: "out of memory")
     }
     defer {
       if !opened {
@@ -120,7 +125,8 @@ final class AudioInput {
     codec.pointee.thread_count = 0
     let opening = avcodec_open2(codec, decoder, nil)
     guard opening >= 0 else {
-      throw Failure(reason: "FFmpeg cannot decode its codec (\(name))", code: opening)
+      throw Failure(
+        .unsupported, reason: "FFmpeg cannot decode its codec (\(name))", code: opening)
     }
 
     formatContext = context
@@ -154,17 +160,20 @@ final class AudioInput {
     rate = Int(parameters.sample_rate)
     channels = Int(parameters.ch_layout.nb_channels)
     if rate <= 0 || channels <= 0 {
-      guard try nextFrame() else { throw Failure(reason: "no sound in it (empty, or cut short)") }
+      guard try nextFrame() else {
+        throw Failure(.damaged, reason: "no sound in it (empty, or cut short)")
+      }
       holdsFrame = true
       rate = Int(frame.pointee.sample_rate)
       channels = Int(frame.pointee.ch_layout.nb_channels)
     }
     // AudioEngine.maximumChannels is 32.
     guard (1...32).contains(channels) else {
-      throw Failure(reason: "it has \(channels) channels; hark plays 1 to 32")
+      throw Failure(.unsupported, reason: "it has \(channels) channels; hark plays 1 to 32")
     }
     guard (1...768_000).contains(rate) else {
       throw Failure(
+        .unsupported,
         reason: "its sample rate (\(rate) Hz) is outside what hark plays (up to 768 kHz)")
     }
   }
@@ -202,7 +211,7 @@ final class AudioInput {
         // A stream's read fails when its connection does (reset, timed out): said as such at
         // once, so that the player reconnects, rather than taken for damage a hundred times.
         if isStream && read != cff_error_invalid_data() {
-          throw Failure(reason: "the connection dropped", code: read)
+          throw Failure(.connection, reason: "the connection dropped", code: read)
         }
         try tolerate(read, &failures)
         continue
@@ -219,7 +228,7 @@ final class AudioInput {
   private func tolerate(_ code: Int32, _ failures: inout Int) throws(Failure) {
     failures += 1
     if failures > 100 {
-      throw Failure(reason: "the file is damaged partway through", code: code)
+      throw Failure(.damaged, reason: "the file is damaged partway through", code: code)
     }
   }
 
@@ -443,17 +452,18 @@ extension String {
 /// writer comes, and a device or a socket is no sound file. Same words as SoundFile's.
 func refuseOddFiles(_ path: String) throws(Failure) {
   guard let kind = nonRegularKind(path) else { return }
-  throw Failure(reason: "it is \(kind), not a sound file")
+  throw Failure(.notAFile, reason: "it is \(kind), not a sound file")
 }
 
-/// The user's words for a file FFmpeg refused.
-func whyNotOpened(_ path: String) -> String {
+/// What kind of trouble a file FFmpeg refused is, and the user's words for it.
+func whyNotOpened(_ path: String) -> (DecodeError.Kind, String) {
   var st = stat()
   if stat(FileName.c(path), &st) != 0 {
-    return errno == ENOENT ? "no such file" : String(cString: strerror(errno)).lowercased()
+    if errno == ENOENT { return (.notFound, "no such file") }
+    return (.unreadable, String(cString: strerror(errno)).lowercased())
   }
-  if access(FileName.c(path), R_OK) != 0 { return "permission denied" }
-  if st.st_size == 0 { return "the file is empty" }
+  if access(FileName.c(path), R_OK) != 0 { return (.unreadable, "permission denied") }
+  if st.st_size == 0 { return (.damaged, "the file is empty") }
   // Readable and not empty: whatever FFmpeg's words, to the user it is not audio it can read.
-  return "not an audio file FFmpeg can read"
+  return (.unknownFormat, "not an audio file FFmpeg can read")
 }

@@ -1,5 +1,6 @@
 import CFFmpeg
 import Glibc
+import Platform
 
 /// Decodes `request.path` to stdout: the header, then the frames from `request.startFrame` to
 /// the end. Throws when the file will not open, or when decoding fails midway (the frames
@@ -65,6 +66,7 @@ func decode(_ request: Request) throws(Failure) {
     position < length.frames - max(length.frames / 50, rate / 10)
   {
     throw Failure(
+      .damaged,
       reason: "the file is cut short after \(seconds(position, rate)) of "
         + "\(seconds(length.frames, rate))")
   }
@@ -136,17 +138,7 @@ final class EventLines {
 
   func send(_ line: [UInt8]) {
     guard open else { return }
-    let bytes = line + [0x0A]
-    bytes.withUnsafeBytes { raw in
-      guard let base = raw.baseAddress else { return }
-      var at = 0
-      while at < raw.count {
-        let n = write(3, base + at, raw.count - at)
-        if n < 0 && errno == EINTR { continue }
-        if n <= 0 { return }
-        at += n
-      }
-    }
+    try? writeAll(3, line + [0x0A])
   }
 }
 

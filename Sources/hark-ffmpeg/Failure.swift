@@ -1,20 +1,24 @@
+import AudioCore
 import CFFmpeg
 import Glibc
 
-/// Why the helper stops: plain words for the user, and FFmpeg's own text for bug reports.
+/// Why the helper stops: what kind of trouble it is (for the player to decide on), plain words
+/// for the user, and FFmpeg's own text for bug reports.
 struct Failure: Error {
+  var kind: DecodeError.Kind
   var reason: String
   var detail: String?
 
-  init(reason: String, detail: String? = nil) {
+  init(_ kind: DecodeError.Kind, reason: String, detail: String? = nil) {
+    self.kind = kind
     self.reason = reason
     self.detail = detail
   }
 
   /// `reason`, with the text of FFmpeg's error `code` as the detail. `logged`: for the call
   /// begun with `forgetLoggedError`, whose EIO its log may explain (see `errorText`).
-  init(reason: String, code: Int32, logged: Bool = false) {
-    self.init(reason: reason, detail: errorText(code, orLogged: logged))
+  init(_ kind: DecodeError.Kind, reason: String, code: Int32, logged: Bool = false) {
+    self.init(kind, reason: reason, detail: errorText(code, orLogged: logged))
   }
 }
 

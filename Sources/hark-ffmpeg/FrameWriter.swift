@@ -1,5 +1,6 @@
 import CFFmpeg
 import Glibc
+import Platform
 
 /// Writes the header and then decoded frames to stdout as interleaved native-endian Float32, at
 /// one rate and channel count: frames in another sample format go through libswresample
@@ -41,15 +42,7 @@ final class FrameWriter {
 
   /// The header's lines, then the empty line that ends it; written at once.
   func writeHeader(_ lines: [String]) throws(Failure) {
-    var text = lines.joined(separator: "\n") + "\n\n"
-    var failure: Failure?
-    text.withUTF8 { bytes in
-      guard let base = bytes.baseAddress else { return }
-      do throws(Failure) { try writeAll(UnsafeRawPointer(base), bytes.count) } catch {
-        failure = error
-      }
-    }
-    if let failure { throw failure }
+    try writeOut((lines.joined(separator: "\n") + "\n\n").utf8)
   }
 
   /// Converts samples `from..<to` of `frame` and adds them to what is written next; a frame at
@@ -81,7 +74,7 @@ final class FrameWriter {
       swr_convert(resampler, &output, Int32(room), $0, Int32(whole))
     }
     guard converted >= 0 else {
-      throw Failure(reason: "FFmpeg could not convert its samples", code: converted)
+      throw Failure(.decoderFailed, reason: "FFmpeg could not convert its samples", code: converted)
     }
     let resampled = Int(frame.pointee.sample_rate) != rate
     let skipped = resampled ? 0 : from
@@ -137,7 +130,7 @@ final class FrameWriter {
     if rc >= 0 { rc = swr_init(resampler) }
     guard rc >= 0 else {
       swr_free(&resampler)
-      throw Failure(reason: "FFmpeg could not convert its samples", code: rc)
+      throw Failure(.decoderFailed, reason: "FFmpeg could not convert its samples", code: rc)
     }
   }
 
@@ -162,27 +155,16 @@ final class FrameWriter {
   /// Writes the batch now (a live stream's frames go out as they come).
   func flush() throws(Failure) {
     guard pending > 0, let base = batch.baseAddress else { return }
-    try writeAll(UnsafeRawPointer(base), pending * channels * 4)
+    try writeOut(UnsafeRawBufferPointer(start: base, count: pending * channels * 4))
     pending = 0
     threshold = min(Self.batchBytes, threshold * 2)
   }
 
-  /// write(2) to stdout until all is out. A reader that has gone ends the helper quietly.
-  private func writeAll(_ bytes: UnsafeRawPointer, _ count: Int) throws(Failure) {
-    var at = 0
-    while at < count {
-      let n = Glibc.write(1, bytes + at, count - at)
-      if n >= 0 {
-        at += n
-        continue
-      }
-      switch errno {
-      case EINTR: continue
-      case EPIPE: exit(1)
-      default:
-        throw Failure(
-          reason: "cannot write to its output", detail: String(cString: strerror(errno)))
-      }
+  /// All of `bytes` to stdout. A reader that has gone ends the helper quietly.
+  private func writeOut(_ bytes: some Sequence<UInt8>) throws(Failure) {
+    do { try writeAll(1, bytes) } catch {
+      if error.code == EPIPE { exit(1) }
+      throw Failure(.decoderFailed, reason: "cannot write to its output", detail: error.reason)
     }
   }
 }

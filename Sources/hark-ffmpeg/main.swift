@@ -4,6 +4,7 @@
 
    hark-ffmpeg [--start-frame N] [--lifeline] [--] FILE
    hark-ffmpeg --stream [--lifeline] [--] URL
+   hark-ffmpeg --chapters [--lifeline] [--] FILE
 
  stdout, on success: a header of UTF-8 text lines, ended by an empty line,
 
@@ -26,9 +27,10 @@
  padding are not written where the file describes them (an MP4's edit list, an MP3's LAME tag).
  A file that ends well short of the length its header declares is a failure (cut short).
 
- On failure: exit status 1 (2 for bad usage) and one line on stderr, the reason in plain words,
- then a tab and FFmpeg's own words when there are any ("not an audio file FFmpeg can read\tInvalid
- data found when processing input"). Before the header nothing is on stdout; midway, the frames
+ On failure: exit status 1 (2 for bad usage) and one line on stderr: the reason in plain words, a
+ tab, FFmpeg's own words when there are any, a tab, and the kind of trouble (AudioCore's
+ DecodeError.Kind: notFound, unreadable, unknownFormat, unsupported, damaged, connection, ...):
+ "not an audio file FFmpeg can read\tInvalid data found when processing input\tunknownFormat". Before the header nothing is on stdout; midway, the frames
  already written are good and the line says why there are no more. FFmpeg's log is off unless
  HARK_FFMPEG_LOG names a level (error, warning, info, debug); it goes to stderr before that line.
 
@@ -39,6 +41,11 @@
  player reconnects. When descriptor 3 is open, what the stream says as it goes is written
  there, a line each: "icy " and the raw ICY metadata block (StreamTitle='…';, any bytes but
  line breaks), or "tags" and tab-separated key=value pairs (a chained Ogg stream's next song).
+
+ --chapters: the file's chapters instead of its frames (an audiobook's, a podcast's, Vorbis
+ comments' CHAPTERxx, Matroska's), read from its header alone: "hark-ffmpeg 1", a line
+ "chapter START END TITLE" each (seconds; END "-" when the file gives none), an empty line
+ (Chapters.swift). The player asks for them on a thread of its own once a track is heard.
 
  --serve: stdin is a SOCK_SEQPACKET Unix socket to the player; the helper loads FFmpeg once and
  hands each request that comes on it to a worker, a copy of itself (fork, no exec) kept for the
@@ -61,6 +68,8 @@ struct Request {
   var lifeline = false
   /// `path` is an http(s) URL to play as a stream.
   var stream = false
+  /// List the file's chapters rather than decode it.
+  var chapters = false
 
   /// Nil for bad usage.
   init?(_ arguments: [String]) {
@@ -75,6 +84,8 @@ struct Request {
         lifeline = true
       case "--stream":
         stream = true
+      case "--chapters":
+        chapters = true
       case "--":
         guard let last = rest.popFirst(), path == nil, rest.isEmpty else { return nil }
         path = last
@@ -83,24 +94,15 @@ struct Request {
         path = argument
       }
     }
-    guard let path, !path.isEmpty else { return nil }
+    guard let path, !path.isEmpty, !(stream && chapters) else { return nil }
     self.path = path
   }
 }
 
 /// Writes the failure's line to stderr.
 func say(_ failure: Failure) {
-  var line = failure.reason + (failure.detail.map { "\t" + $0 } ?? "") + "\n"
-  line.withUTF8 { bytes in
-    guard let base = bytes.baseAddress else { return }
-    var at = 0
-    while at < bytes.count {
-      let n = write(2, base + at, bytes.count - at)
-      if n < 0 && errno == EINTR { continue }
-      if n <= 0 { break }
-      at += n
-    }
-  }
+  let line = failure.reason + "\t" + (failure.detail ?? "") + "\t" + failure.kind.rawValue + "\n"
+  try? writeAll(2, line.utf8)
 }
 
 /// Writes the failure's line to stderr and exits with `status`.
@@ -119,9 +121,8 @@ final class LifelineWatch {
   private var stopPipe: (read: Int32, write: Int32) = (-1, -1)
 
   init() {
-    var fds: [Int32] = [-1, -1]
-    guard pipe(&fds) == 0 else { return }
-    stopPipe = (fds[0], fds[1])
+    guard let pipe = try? makePipe() else { return }
+    stopPipe = pipe
     let box = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
     box.initialize(to: stopPipe.read)
     started =
@@ -156,14 +157,23 @@ final class LifelineWatch {
 }
 
 let usage = Failure(
-  reason: "usage: hark-ffmpeg [--start-frame N] [--lifeline] [--stream] [--] FILE|URL | --serve")
+  .decoderFailed,
+  reason:
+    "usage: hark-ffmpeg [--start-frame N] [--lifeline] [--stream | --chapters] [--] FILE|URL"
+    + " | --serve")
 
 /// Does what `request` asks on stdin, stdout and stderr (and descriptor 3): its exit status,
 /// 0 when done, 1 with the reason's line written on failure.
 func perform(_ request: Request) -> Int32 {
   configureLog()
   do throws(Failure) {
-    if request.stream { try decodeStream(request) } else { try decode(request) }
+    if request.chapters {
+      try listChapters(request)
+    } else if request.stream {
+      try decodeStream(request)
+    } else {
+      try decode(request)
+    }
     return 0
   } catch {
     say(error)

@@ -17,8 +17,10 @@ struct Hark: AsyncParsableCommand {
     version: "0.1.0",
     subcommands: [
       Open.self, Play.self, Add.self, Ctl.self, Call.self, Simulate.self, RouteCommand.self,
-      Silent.self,
-      Status.self, LibraryCommand.self, SessionServerCommand.self, BackgroundPlayerCommand.self,
+      Silent.self, TimerCommand.self,
+      Status.self, LibraryCommand.self, LyricsCommand.self, ScrobbleCommand.self,
+      SessionServerCommand.self,
+      BackgroundPlayerCommand.self,
     ],
     // 'hark [--device DEV] [PATH…]' opens the interface.
     defaultSubcommand: Open.self)
@@ -86,10 +88,7 @@ func nothingToPlay(in paths: [String]) -> String {
 }
 
 enum FileHandleStderr {
-  static func write(_ s: String) {
-    var bytes = Array(s.utf8)
-    _ = Glibc.write(2, &bytes, bytes.count)
-  }
+  static func write(_ s: String) { try? writeAll(2, s.utf8) }
 }
 
 /// A duration in seconds given on the command line.

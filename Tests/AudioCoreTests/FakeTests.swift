@@ -137,8 +137,10 @@ import Testing
       ["a.wav": .init(frames: 10)], unreadable: ["b.flac": "not an audio file"])
     let a = try library.open("a.wav")
     #expect(a.configuration.path == "a.wav")
-    #expect(throws: DecodeError(path: "b.flac", reason: "not an audio file", detail: "ToneLibrary"))
-    {
+    #expect(
+      throws: DecodeError(
+        .unreadable, path: "b.flac", reason: "not an audio file", detail: "ToneLibrary")
+    ) {
       try library.open("b.flac")
     }
     #expect(throws: DecodeError.self) { try library.open("c.ogg") }

@@ -30,6 +30,32 @@ import Testing
     #expect(ramp.target == 1)
   }
 
+  /// The ramp of a start or a stop of the sound: an S that leaves and lands at a standstill,
+  /// exact at its ends, the same in any number of blocks, and never past its ends.
+  @Test func aSmoothRampIsAnSThatLandsExactly() {
+    var ramp = GainRamp(1)
+    ramp.ramp(to: 0, over: 220, smooth: true)  // 5 ms at 44.1 kHz
+    let g = gains(&ramp, frames: 240)
+    #expect(g[219] == 0)
+    #expect(g[220...].allSatisfy { $0 == 0 })
+    #expect(zip(g, g.dropFirst()).allSatisfy { $0 >= $1 }, "it only goes down")
+    // A standstill at both ends: the first and last steps are far smaller than the middle's.
+    let first = 1 - g[0]
+    let middle = g[109] - g[110]
+    let last = g[218] - g[219]
+    #expect(first < middle / 50 && last < middle / 50, "\(first) \(middle) \(last)")
+    #expect(abs(g[109] - 0.5) < 0.01, "halfway at half the frames")
+    var pieces = GainRamp(1)
+    pieces.ramp(to: 0, over: 220, smooth: true)
+    #expect(gains(&pieces, frames: 240, blocks: 7) == g)
+    // Upward the same, from where it is.
+    var up = GainRamp(0.2)
+    up.ramp(to: 1, over: 100, smooth: true)
+    let u = gains(&up, frames: 100)
+    #expect(u.allSatisfy { $0 >= 0.2 && $0 <= 1 })
+    #expect(u[99] == 1)
+  }
+
   /// The duck ramp the engine uses: 40 ms at 44.1 kHz from 1 to −20 dB.
   @Test func aLongRampLandsOnItsTargetBitForBit() {
     var ramp = GainRamp(1)
@@ -39,6 +65,21 @@ import Testing
     #expect(g[1763] == 0.1)
     #expect(g[1764...].allSatisfy { $0 == 0.1 })
     #expect(ramp.current == 0.1)
+    #expect(ramp.isSettled)
+  }
+
+  /// The sleep timer's fade: 5 s at 48 kHz to silence, in the render thread's blocks. Float
+  /// steps that small add up with some error; it still falls all the way, never below 0, and
+  /// ends on 0 exactly.
+  @Test func aFadeOfSecondsFallsSteadilyToSilence() {
+    var ramp = GainRamp(1)
+    ramp.ramp(to: 0, over: 240_000)
+    let g = gains(&ramp, frames: 250_000, channels: 2, blocks: 122)
+    let left = stride(from: 0, to: g.count, by: 2).map { g[$0] }
+    #expect(zip(left, left.dropFirst()).allSatisfy { $0 >= $1 })
+    #expect(abs(left[119_999] - 0.5) < 0.01)
+    #expect(left[239_999] == 0)
+    #expect(left.allSatisfy { $0 >= 0 })
     #expect(ramp.isSettled)
   }
 

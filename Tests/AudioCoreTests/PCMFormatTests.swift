@@ -48,7 +48,7 @@ import Testing
     }
   }
 
-  /// The year column (issue 13): a date tag's year, whatever the tagger wrote around it.
+  /// The year column: a date tag's year, whatever the tagger wrote around it.
   @Test(
     arguments: [
       ("1999", 1999), ("1999-06-12", 1999), ("2002/03", 2002), (" 1971 ", 1971),

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Issue 3: the simulated apps make real sound through hark's engine, and event sounds obey
-# silent mode (G2) while what the user asked for does not. Acceptance scenario 9: silent mode
-# on, hark (playback) keeps playing and a game (ambient) is muted. Everything plays through
-# ALSA's pulse device into a private PulseAudio daemon and is measured on the sinks' monitors.
+# The simulated apps make real sound through hark's engine, and event sounds obey silent mode (G2)
+# while what the user asked for does not. Acceptance scenario 9: silent mode on, hark (playback)
+# keeps playing and a game (ambient) is muted. Everything plays through ALSA's pulse device into a
+# private PulseAudio daemon and is measured on the sinks' monitors.
 source "$(dirname "$0")/lib.sh"
 start_pulse
 start_recorder other "$E2E_DIR/rec-other.raw"

@@ -10,6 +10,20 @@
   audio_probe.py first-sound OUT T1 T2      the start of the first loud window in [T1, T2]
   audio_probe.py level OUT T1 T2            RMS level in dBFS over [T1, T2]
   audio_probe.py freq OUT T1 T2             frequency in Hz over [T1, T2], by zero crossings
+  audio_probe.py fundamental OUT T1 T2 LO HI the fundamental frequency in Hz over [T1, T2],
+                                            between LO and HI, by autocorrelation (a voice or a
+                                            buzz: its harmonics do not fool it as they do
+                                            zero crossings); "none" when nothing is periodic
+  audio_probe.py click OUT T1 T2             the click where the sound stops (or starts) in
+                                            [T1, T2]: "at DB RAMP HARD": where (seconds after
+                                            T1), the energy above 2 kHz in the 10 ms around it
+                                            in dB against the sound's own level before it, and
+                                            the same for that sound cut with a 5 ms ramp and
+                                            cut hard (made here, for comparison)
+  audio_probe.py tone OUT T1 T2 FREQ        RMS level in dBFS of the FREQ Hz sine in [T1, T2]
+                                            (least squares over each 100 ms, the median:
+                                            another sound mixed in, a voice, a chime, or a
+                                            hiccup of the stream hardly counts)
   audio_probe.py first-above OUT T1 T2 DB   the start of the first 20 ms window at DB dBFS or
                                             louder in [T1, T2], as seconds after T1 (or "none")
   audio_probe.py longest-silence OUT T1 T2  the longest run of quiet 10 ms windows in [T1, T2],
@@ -54,15 +68,24 @@ LOUD_DBFS = -50.0
 
 def record(source, out, latency="10"):
     low = [] if latency == "default" else [f"--latency-msec={latency}"]
+    # Pinned to SOURCE: on PipeWire, WirePlumber (0.4 and 0.5) takes a stream whose target is
+    # the default sink's monitor for one that follows the default, and moved the speakers'
+    # recorder to a headset made the default (it heard the headset as the speakers).
+    # node.dont-reconnect keeps it where it is; PulseAudio ignores the property.
     parec = subprocess.Popen(
-        ["parec", "-d", source, *low, "--format=s16le",
+        ["parec", "-d", source, *low, "--property=node.dont-reconnect=true", "--format=s16le",
          f"--rate={RATE}", f"--channels={CHANNELS}", "--raw"],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     stop = False
 
+    # parec is stopped too: on PipeWire 1.6 a recorder pinned to a sink that went gets nothing
+    # more and no end, and the read it waits in is resumed after the handler (PEP 475): told
+    # only to stop, it waited for good (the cleanup gave each 2 s, 124 s of CI's end-to-end
+    # run, and it outlived the test). parec's end ends the read.
     def on_term(*_):
         nonlocal stop
         stop = True
+        parec.terminate()
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGINT, on_term)
     received = 0
@@ -80,7 +103,9 @@ def record(source, out, latency="10"):
             estimate = now - received / (RATE * BYTES_PER_FRAME)
             if t0 is None or estimate < t0:
                 t0 = estimate
-            if now - last_saved > 0.2:
+            # Written out every 50 ms: a reader waits for the file to reach its window's
+            # end (load), so this is how late after it an answer comes.
+            if now - last_saved > 0.05:
                 f.flush()
                 save_t0(out, t0)
                 last_saved = now
@@ -102,7 +127,7 @@ def load(out, t1, t2):
         t0 = float(t.read())
     first = max(0, int((t1 - t0) * RATE))
     last = max(first, int((t2 - t0) * RATE))
-    # The recorder writes as it goes (flushed every 0.2 s): wait until it has reached t2, so
+    # The recorder writes as it goes (flushed every 50 ms): wait until it has reached t2, so
     # that a window ending a moment ago is measured whole. A window it never reaches is an
     # error, not silence: the level of nothing (-200 dBFS) would pass any "it was quiet" check.
     # (A file made whole beforehand, with its first sample at time 0, is read as it is.)
@@ -111,7 +136,7 @@ def load(out, t1, t2):
         if time.time() > deadline:
             sys.exit(f"audio_probe: the recording of {out} does not reach {t2:.3f} "
                      f"(it holds {os.path.getsize(out) / BYTES_PER_FRAME / RATE:.3f} s)")
-        time.sleep(0.05)
+        time.sleep(0.02)
     with open(out, "rb") as f:
         f.seek(first * BYTES_PER_FRAME)
         data = f.read((last - first) * BYTES_PER_FRAME)
@@ -292,6 +317,117 @@ def gapless(x, rate, freq, piece, count, half_ms=10.0, fit_ms=250.0):
     yield ("floor", f"{to_dbfs(floor):.1f}")
 
 
+def fundamental(x, rate, lo, hi):
+    """The fundamental of x in Hz between lo and hi: the lag of the highest normalised
+    autocorrelation, refined by a parabola through its neighbours; None when nothing is
+    periodic (no lag correlates at 0.5 or better)."""
+    shortest, longest = int(rate / hi), int(rate / lo) + 1
+    n = len(x) - longest
+    if n <= 0:
+        return None
+    energy = sum(v * v for v in x[:n])
+    if energy == 0:
+        return None
+    scores = {}
+    for lag in range(shortest - 1, longest + 2):
+        other = sum(v * v for v in x[lag:lag + n])
+        c = sum(a * b for a, b in zip(x[:n], x[lag:lag + n]))
+        scores[lag] = c / math.sqrt(energy * other) if other > 0 else 0.0
+    best = max(range(shortest, longest + 1), key=lambda lag: scores[lag])
+    if scores[best] < 0.5:
+        return None
+    a, b, c = scores[best - 1], scores[best], scores[best + 1]
+    shift = 0.5 * (a - c) / (a - 2 * b + c) if a - 2 * b + c != 0 else 0.0
+    return rate / (best + shift)
+
+
+def highpass(x, rate, cutoff=2000.0):
+    """x through a 4th-order Butterworth high-pass (two biquads): a 200 Hz tone is 80 dB down,
+    what a cut adds above 2 kHz passes."""
+    out = list(x)
+    for q in (0.5412, 1.3066):
+        w = 2 * math.pi * cutoff / rate
+        alpha = math.sin(w) / (2 * q)
+        cw = math.cos(w)
+        b0, b1, b2 = (1 + cw) / 2, -(1 + cw), (1 + cw) / 2
+        a0, a1, a2 = 1 + alpha, -2 * cw, 1 - alpha
+        b0, b1, b2, a1, a2 = b0 / a0, b1 / a0, b2 / a0, a1 / a0, a2 / a0
+        x1 = x2 = y1 = y2 = 0.0
+        for i, v in enumerate(out):
+            y = b0 * v + b1 * x1 + b2 * x2 - a1 * y1 - a2 * y2
+            x2, x1, y2, y1 = x1, v, y1, y
+            out[i] = y
+    return out
+
+
+def click(x, rate):
+    """(at, db, ramp, hard) for the edge of the sound in x (a stop, or a start), or None."""
+    w = rate // 1000  # 1 ms windows
+    levels = [dbfs(x[i:i + w]) for i in range(0, len(x) - w + 1, w)]
+    loud = [lv > LOUD_DBFS for lv in levels]
+    # An edge with 15 ms of the same on each side (less at the span's ends): on PipeWire a
+    # graph that misses a cycle leaves a hole of one quantum (5 ms here) in what is recorded,
+    # with or without hark (found while polling hark's status with nothing else going on);
+    # hark's own stops and starts are 40 ms apart at the least (a seek's).
+    hold = 15
+    edge = next((i for i in range(1, len(loud)) if loud[i] != loud[i - 1]
+                 and all(v == loud[i - 1] for v in loud[max(0, i - hold):i])
+                 and all(v == loud[i] for v in loud[i:i + hold])), None)
+    if edge is None:
+        return None
+    stopping = loud[edge - 1]
+    # The exact sample: the last (first) one above a tenth of the sound's peak before (after)
+    # the edge, looked for on the sound's side only, so that a sound back soon after a short
+    # stop (a seek's) is not taken for the stop's end.
+    lo, hi = max(0, (edge - 20) * w), min(len(x), (edge + 20) * w)
+    peak = max(abs(v) for v in x[lo:hi]) or 1
+    side = range(lo, min(hi, (edge + 1) * w)) if stopping else range(max(lo, (edge - 1) * w), hi)
+    above = [i for i in side if abs(x[i]) > peak / 10]
+    at = (above[-1] if stopping else above[0]) if above else edge * w
+    # The sound's own level: 50 ms of it on the loud side.
+    body = x[max(0, at - rate // 20):at] if stopping else x[at:at + rate // 20]
+    level = math.sqrt(sum(v * v for v in body) / max(1, len(body))) or 1.0
+    half = rate // 200  # 5 ms: the 10 ms around the edge
+
+    def energy(y, c=None):
+        hp = highpass(y, rate)
+        c = len(y) // 2 if c is None else c
+        seg = hp[max(0, c - half):c + half]  # what there is of it at a window's edge
+        rms = math.sqrt(sum(v * v for v in seg) / max(1, len(seg)))
+        return 20 * math.log10(rms / level) if rms > 0 else -200.0
+
+    span = rate // 20
+    around = x[max(0, at - span):at + span]  # the edge at at - max(0, at - span) in it
+    # The same sound, continued as it went before the edge (a sine fitted to it), cut at the
+    # edge hard and with a 5 ms raised-cosine ramp.
+    src = x[max(0, at - span):at] if stopping else x[at:at + span]
+    fitted = sine_model(src, rate)
+    ramp_len = rate // 200
+    made_hard, made_ramp = [], []
+    for i in range(2 * span):
+        t = i - span  # samples from the edge
+        v = fitted(i if stopping else i - span)
+        on = t < 0 if stopping else t >= 0
+        made_hard.append(v if on else 0.0)
+        if stopping:
+            g = 1.0 if t < -ramp_len else (0.0 if t >= 0 else 0.5 - 0.5 * math.cos(math.pi * -t / ramp_len))
+        else:
+            g = 0.0 if t < 0 else (1.0 if t >= ramp_len else 0.5 - 0.5 * math.cos(math.pi * t / ramp_len))
+        made_ramp.append(v * g)
+    return (at / rate, energy(around, at - max(0, at - span)), energy(made_ramp),
+            energy(made_hard))
+
+
+def sine_model(src, rate):
+    """The strongest sine in src (its frequency by zero crossings, fitted by least squares), as
+    a function of the sample index counted from src's start."""
+    crossings = sum(1 for a, b in zip(src, src[1:]) if (a < 0) != (b < 0))
+    freq = max(1.0, crossings / 2 / (len(src) / rate))
+    omega = 2 * math.pi * freq / rate
+    a, b, c = fit_sine(src, 0, len(src), omega)
+    return lambda i: a * math.sin(omega * i) + b * math.cos(omega * i) + c
+
+
 def main(argv):
     command = argv[1]
     if command == "record":
@@ -348,6 +484,26 @@ def main(argv):
             print(key, *values)
     elif command == "level":
         print(f"{dbfs(samples):.2f}")
+    elif command == "tone":
+        # Fitted over each 100 ms, the median: one sine over the whole span loses most of its
+        # level to a phase jump in it (a stream's hiccup on a busy machine read 2 dB low).
+        omega = 2 * math.pi * float(argv[5]) / RATE
+        step = RATE // 10
+        spans = [(lo, min(lo + step, len(samples))) for lo in range(0, len(samples), step)]
+        spans = [s for s in spans if s[1] - s[0] >= step // 2] or [(0, len(samples))]
+        levels = []
+        for lo, hi in spans:
+            a, b, _ = fit_sine(samples, lo, hi, omega) if hi > lo else (0.0, 0.0, 0.0)
+            levels.append(math.sqrt((a * a + b * b) / 2))
+        rms = sorted(levels)[len(levels) // 2]
+        print(f"{20 * math.log10(rms / 32768.0) if rms > 0 else -200.0:.2f}")
+    elif command == "click":
+        found = click(samples, RATE)
+        print("none" if found is None else
+              f"{offset + found[0]:.4f} {found[1]:.1f} {found[2]:.1f} {found[3]:.1f}")
+    elif command == "fundamental":
+        f0 = fundamental(samples, RATE, float(argv[5]), float(argv[6]))
+        print("none" if f0 is None else f"{f0:.1f}")
     elif command == "freq":
         crossings = sum(1 for a, b in zip(samples, samples[1:]) if (a < 0) != (b < 0))
         print(f"{crossings / 2 / (len(samples) / RATE):.1f}" if samples else "0")

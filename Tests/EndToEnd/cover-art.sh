@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Issue 13: the playing album's cover in the interface, as a user sees it in tmux (256
-# colours): an MP3's embedded picture drawn bottom right, in colour, beside a narrowed list;
-# the next track, in a folder with its own cover.jpg, shows that one; a track with no cover
-# anywhere shows none; a window too narrow for it shows none and the list has its width back;
-# cover_art = false in the config shows none at all; a damaged picture costs only the cover.
+# The playing album's cover in the interface, as a user sees it in tmux (256 colours): an MP3's
+# embedded picture drawn bottom right, in colour, beside a narrowed list; the next track, in a
+# folder with its own cover.jpg, shows that one; a track with no cover anywhere shows none; a window
+# too narrow for it shows none and the list has its width back; cover_art = false in the config
+# shows none at all; a damaged picture costs only the cover.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/tmux.sh"
 export LANG=C.UTF-8
@@ -75,6 +75,8 @@ expect_screen "hark-exit=0"
 
 # --- A damaged picture: no cover, a line in hark.log, the interface goes on.
 echo 'not a jpeg' >"$music/B/cover.jpg"
+# (A queue of that folder alone: hark PATH adds to the queue saved before, if any.)
+rm -f "$XDG_STATE_HOME/hark/state.json"
 keys "clear; TERM=tmux-256color '$HARK_BIN' --device null '$music/B'; echo \"hark-exit=\$?\"" Enter
 expect_screen "Beside"
 wait_until 10 "hark.log to say why there is no cover" \
@@ -108,7 +110,8 @@ mkdir -p "$HOME/.config/hark"
 echo 'cover_art = false' >"$HOME/.config/hark/config.toml"
 run_spied
 keys n
-expect_screen "■ Stopped   02 Beside"
+# (Paused: the queue saved when the last run quit came back, and the playlist joined it.)
+expect_screen "⏸ Paused   02 Beside"
 sleep 1.5  # nothing to wait for: with the setting off nothing is asked for at all
 [ ! -e "$E2E_DIR/spy.log" ] || fail "cover_art = false, yet hark-cover ran: $(cat "$E2E_DIR/spy.log")"
 no_picture || fail "cover_art = false, yet a picture was drawn"

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Issue 14: playing on with the interface closed. The interface is a client of the player's own
-# process: Q detaches and the music goes on without a gap, still a full session client (a call
-# pauses and resumes it, `playerctl next` reaches it over MPRIS); `hark` in a second window
-# attaches to it and shows the track and position it is at; q there stops it. The terminal
-# closing (SIGHUP) while it plays leaves it playing, while paused stops it, and with
-# detach_on_hangup = false stops it either way.
+# Playing on with the interface closed. The interface is a client of the player's own process: Q
+# detaches and the music goes on without a gap, still a full session client (a call pauses and
+# resumes it, `playerctl next` reaches it over MPRIS); `hark` in a second window attaches to it and
+# shows the track and position it is at; q there stops it. The terminal closing (SIGHUP) while it
+# plays leaves it playing, while paused stops it, and with detach_on_hangup = false stops it either
+# way.
 if [ -z "${HARK_E2E_IN_DBUS:-}" ]; then
   HARK_E2E_IN_DBUS=1 exec dbus-run-session -- bash "$0" "$@"
 fi
@@ -191,8 +191,8 @@ wait_for 10 "the lone player gone" eval '! alive "$PID_lone"'
 cmp -s "$state_file" "$E2E_DIR/state.before" || fail "a player given no queue rewrote state.json: $(cat "$state_file")"
 pass "a player that was given no queue leaves state.json as it was"
 
-# --- A player of its own (--new) never saves over the user's queue: quitting it, with or
-# without paths named, leaves state.json as the user's player saved it (issue 13).
+# --- A player of its own (--new) never saves over the user's queue: quitting it, with or without
+# paths named, leaves state.json as the user's player saved it.
 window seventh
 for args in "'$music/02 Two.flac'" ""; do
   keys "clear; '$HARK_BIN' --new $args; echo \"hark-exit=\$?\"" Enter

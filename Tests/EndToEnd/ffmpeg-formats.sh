@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# What libsndfile cannot read, through FFmpeg in the hark-ffmpeg helper (issue 12): AAC and
-# ALAC in .m4a, WavPack and raw AAC play through ALSA's pulse device and are heard, with their
-# tags; a folder of them is queued whole; a damaged one is named with its reason and the next
-# plays; the helper killed mid-track ends that track, not the player; a FLAC-only run never
-# loads FFmpeg. And a concert ripped to one file with its cue sheet plays as its tracks,
-# named, without a gap between them, each seekable within itself.
+# What libsndfile cannot read, through FFmpeg in the hark-ffmpeg helper: AAC and ALAC in .m4a,
+# WavPack and raw AAC play through ALSA's pulse device and are heard, with their tags; a folder of
+# them is queued whole; a damaged one is named with its reason and the next plays; the helper killed
+# mid-track ends that track, not the player; a FLAC-only run never loads FFmpeg. And a concert
+# ripped to one file with its cue sheet plays as its tracks, named, without a gap between them, each
+# seekable within itself.
 source "$(dirname "$0")/lib.sh"
 start_pulse
 media="$E2E_DIR/media"
@@ -52,8 +52,15 @@ pass "a damaged .m4a is named with its reason and the queue goes on"
 # player goes on with the next one.
 start second hark play --no-ui --device pulse "$media/long.m4a" "$media/tone.flac"
 expect_log second "playing 'long' (1/2)" 10
-# Its helper is a worker of the player's hark-ffmpeg --serve (a fork of it, so named like it).
-decoding() { pgrep -P "$(pgrep -P "$PID_second" -f "hark-ffmpeg --serve")"; }
+# Its helper is a worker of the player's hark-ffmpeg --serve (a fork of it, so named like it):
+# the one that has the file open (another may wait idle there, having read its chapters).
+decoding() {
+  local p found=()
+  for p in $(pgrep -P "$(pgrep -P "$PID_second" -f "hark-ffmpeg --serve")"); do
+    ls -l "/proc/$p/fd" 2>/dev/null | grep -q "long.m4a" && found+=("$p")
+  done
+  [ ${#found[@]} -eq 1 ] && echo "${found[0]}"
+}
 wait_for 5 "a helper running" decoding
 kill -KILL "$(decoding)"
 expect_log second "cannot play '$media/long.m4a': FFmpeg crashed on it (signal 9)" 10

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Issue 12, "Gapless, measured". A continuous sine of 441 Hz, cut sample-exactly into three
-# tracks and encoded as MP3 (with the LAME tag's encoder delay and padding), AAC in .m4a (with
-# its edit list), Ogg Vorbis, Opus (with its pre-skip), FLAC and WavPack (Debian's lame,
-# oggenc, opusenc, flac and wavpack where installed; ffmpeg's encoders else), is played by hark as one queue
-# per format through ALSA's pulse device to a private PulseAudio's null sink, whose monitor is
-# recorded. Across each boundary between two tracks the sine goes on:
+# Gapless, measured. A continuous sine of 441 Hz, cut sample-exactly into three tracks and encoded
+# as MP3 (with the LAME tag's encoder delay and padding), AAC in .m4a (with its edit list), Ogg
+# Vorbis, Opus (with its pre-skip), FLAC and WavPack (Debian's lame, oggenc, opusenc, flac and
+# wavpack where installed; ffmpeg's encoders else), is played by hark as one queue per format
+# through ALSA's pulse device to a private PulseAudio's null sink, whose monitor is recorded. Across
+# each boundary between two tracks the sine goes on:
 #   - no gap: no silence over 1 ms in it, and it lasts the 4 s it was cut from (within 1 ms);
 #   - no shift: the sine fitted over 240 ms after the boundary is where the one fitted over 240
 #     ms before it says (within half a sample: samples dropped or repeated move it);

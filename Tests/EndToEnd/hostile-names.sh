@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Issue 16: names reach the terminal escaped; hostile files do not hang the player and are
-# skipped with their reason. A file whose name holds terminal escape sequences
-# (retitle, clear the screen) and a newline plays, and every line hark prints about it shows
-# them as \x1b, \n...: nothing raw reaches the user's terminal, and one line stays one line.
+# Names reach the terminal escaped; hostile files do not hang the player and are skipped with their
+# reason. A file whose name holds terminal escape sequences (retitle, clear the screen) and a
+# newline plays, and every line hark prints about it shows them as \x1b, \n...: nothing raw reaches
+# the user's terminal, and one line stays one line.
 source "$(dirname "$0")/lib.sh"
 dir="$E2E_DIR/music"
 mkdir -p "$dir"
@@ -24,8 +24,8 @@ grep -F "cannot play" "$E2E_DIR/out.txt" | grep -qF '\x1b]0;pwned\x07' \
   || fail "a newline in the name split a line: $(cat -v "$E2E_DIR/out.txt")"
 pass "a name with ESC ] 0 ;, ESC [ 2 J and a newline played and was printed escaped, one line each ($(grep -c . "$E2E_DIR/out.txt") lines)"
 
-# Issue 11/16: a FIFO named in a playlist is refused with its kind before anything opens it (it
-# hung 'hark play' for ever), and the next file plays.
+# A FIFO named in a playlist is refused with its kind before anything opens it (it hung 'hark play'
+# for ever), and the next file plays.
 mkfifo "$dir/pipe.wav"
 sox -n -r 44100 -c 2 "$dir/good.wav" synth 0.3 sine 440
 printf 'pipe.wav\ngood.wav\n' >"$dir/list.m3u"
@@ -39,8 +39,8 @@ grep -qF "pipe.wav': it is a named pipe (FIFO), not a sound file" "$E2E_DIR/fifo
 grep -qF "playing 'good'" "$E2E_DIR/fifo.txt" || fail "the next file did not play: $(cat "$E2E_DIR/fifo.txt")"
 pass "a FIFO in a playlist was refused before it was opened ($(grep -F "pipe.wav" "$E2E_DIR/fifo.txt" | head -1)), and the next file played"
 
-# Issue 11: many channels. A valid 9-channel WAV (it overflowed a heap buffer) plays; one of 40
-# is refused with the reason; the next file plays. Through the real decoder and ALSA's null.
+# Many channels. A valid 9-channel WAV (it overflowed a heap buffer) plays; one of 40 is refused
+# with the reason; the next file plays. Through the real decoder and ALSA's null.
 sox -n -r 44100 -c 9 -b 16 "$dir/nine.wav" synth 0.2 sine 440
 sox -n -r 44100 -c 40 -b 16 "$dir/forty.wav" synth 0.2 sine 440
 set +e
@@ -55,10 +55,10 @@ grep -qF "forty.wav': it has 40 channels; hark plays files of 1 to 32" "$E2E_DIR
 grep -qF "playing 'good'" "$E2E_DIR/channels.txt" || fail "the next file did not play: $(cat "$E2E_DIR/channels.txt")"
 pass "a 9-channel WAV played; a 40-channel one was refused with the reason; the next file played"
 
-# Issue 16: files that decode to nothing. An Ogg cut before its first audio page and a FLAC cut
-# inside its header open but hold no frame: each is skipped with its reason, and the track after
-# each is announced as what plays (the one after the Ogg was never announced: it began where the
-# cut file began). Through the real decoder and ALSA's null, which takes everything at once.
+# Files that decode to nothing. An Ogg cut before its first audio page and a FLAC cut inside its
+# header open but hold no frame: each is skipped with its reason, and the track after each is
+# announced as what plays (the one after the Ogg was never announced: it began where the cut file
+# began). Through the real decoder and ALSA's null, which takes everything at once.
 sox -n -r 44100 -c 2 "$dir/whole.ogg" synth 2 sine 440
 sox -n -r 44100 -c 2 "$dir/whole.flac" synth 2 sine 440
 head -c 4200 "$dir/whole.ogg" >"$dir/cut.ogg"
@@ -81,10 +81,10 @@ grep -qF "playing 'after-flac' (4/4)" "$E2E_DIR/cut.txt" \
   || fail "the track after the cut FLAC was not announced: $(cat "$E2E_DIR/cut.txt")"
 pass "an Ogg and a FLAC cut short were skipped with their reasons and the track after each was announced: $(grep -F "cut.flac'" "$E2E_DIR/cut.txt")"
 
-# Issue 12: names as the file system has them. A folder and files named in Latin-1 (bytes that
-# are not UTF-8, as an old disk or a zip from Windows has them) play from the folder, from the
-# command line and from a playlist that names them in those bytes, and are shown with those
-# bytes escaped (\xe9), never as U+FFFD, and never as "no such file".
+# Names as the file system has them. A folder and files named in Latin-1 (bytes that are not UTF-8,
+# as an old disk or a zip from Windows has them) play from the folder, from the command line and
+# from a playlist that names them in those bytes, and are shown with those bytes escaped (\xe9),
+# never as U+FFFD, and never as "no such file".
 latin="$E2E_DIR/"$'Bj\xf6rk'
 mkdir -p "$latin"
 sox -n -r 44100 -c 2 "$latin/"$'caf\xe9.wav' synth 0.3 sine 440

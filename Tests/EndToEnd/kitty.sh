@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Media keys in a real terminal (issue 14): the interface in kitty itself (Debian's, on a
-# virtual X server with software rendering), the keys sent as a keyboard sends them (XTEST,
-# through xdotool, to the focused window): kitty reports them with its keyboard protocol, which
-# hark asks for, and each does its own command (G17, G19). And the album's cover (issue 13)
-# drawn as a picture through kitty's graphics protocol, read back from the X server's screen:
-# its own colour, square, at the bottom right; gone when the window is too narrow for it.
+# Media keys in a real terminal: the interface in kitty itself (Debian's, on a virtual X server with
+# software rendering), the keys sent as a keyboard sends them (XTEST, through xdotool, to the
+# focused window): kitty reports them with its keyboard protocol, which hark asks for, and each does
+# its own command (G17, G19). And the album's cover drawn as a picture through kitty's graphics
+# protocol, read back from the X server's screen: its own colour, square, at the bottom right; gone
+# when the window is too narrow for it.
 source "$(dirname "$0")/lib.sh"
 for tool in kitty Xvfb xdotool; do
   command -v "$tool" >/dev/null || fail "$tool is not installed (scripts/packages.sh installs it)"
@@ -42,9 +42,15 @@ key XF86AudioPlay
 wait_until 5 "play again" 'test "$(playback state)" = playing'
 key XF86AudioPrev
 wait_until 5 "previous: Alpha" 'test "$(title)" = "01 Alpha"'
+wait_until 5 "a few seconds into Alpha" 'position_at_least 3'
 key XF86AudioStop
 wait_until 5 "stop: stopped" 'test "$(playback state)" = stopped'
-pass "in kitty, the media keys play, go to the next and the previous track, pause and stop"
+# Play after Stop: the track again from its start, and the player is still the now-playing app.
+key XF86AudioPlay
+wait_until 5 "play after stop: playing" 'test "$(playback state)" = playing'
+test "$(title)" = "01 Alpha" || fail "play after stop played $(title)"
+check "$(playback position) < 2" || fail "play after stop went on from $(playback position) s"
+pass "in kitty, the media keys play, go to the next and the previous track, pause, stop and play again"
 
 # --- The cover as a picture: the screen read back (Xvfb keeps it in $E2E_DIR/fb).
 cover_box() { python3 "$(dirname "$0")/xwd_colour.py" "$E2E_DIR/fb/Xvfb_screen0" 22cc44 6; }

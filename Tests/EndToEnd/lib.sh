@@ -1,11 +1,20 @@
 # Shared by the end-to-end scripts: a private XDG_RUNTIME_DIR and HOME, the hark binary, waiting
 # with deadlines, and cleanup of every process the test started, even on failure.
+# HARK_E2E_KEEP=DIR: the test's folder (its recordings, logs and state) is copied to DIR at the
+# end, passed or failed, to read a rare failure from what was heard.
 # shellcheck shell=bash
 set -euo pipefail
 
 : "${HARK_BIN:=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && swift build --show-bin-path)/hark}"
 [ -x "$HARK_BIN" ] || { echo "no hark binary at '$HARK_BIN'; run 'swift build' first" >&2; exit 1; }
 hark() { "$HARK_BIN" "$@"; }
+
+# PulseAudio's daemon, for the scripts that start one: the installed package's, else one
+# unpacked privately (installing the package would remove a PipeWire desktop's pipewire-alsa:
+# scripts/private-pulseaudio). Before HOME and XDG_RUNTIME_DIR become the test's.
+if PULSEAUDIO_BIN_DIR=$("$(dirname "${BASH_SOURCE[0]}")/../../scripts/private-pulseaudio"); then
+  PATH="$PULSEAUDIO_BIN_DIR:$PATH"
+fi
 
 E2E_DIR=$(mktemp -d "${TMPDIR:-/tmp}/hark-e2e.XXXXXX")
 export XDG_RUNTIME_DIR="$E2E_DIR/run" HOME="$E2E_DIR/home" XDG_STATE_HOME="$E2E_DIR/home/.local/state"
@@ -68,6 +77,7 @@ cleanup() {
       [ -f "$f" ] && { echo "--- $f"; cat "$f"; }
     done
   fi
+  [ -z "${HARK_E2E_KEEP:-}" ] || cp -r "$E2E_DIR" "$HARK_E2E_KEEP" || true
   rm -rf "$E2E_DIR" 2>/dev/null || { sleep 0.3; rm -rf "$E2E_DIR"; } || true
   exit $status
 }
@@ -127,6 +137,7 @@ expect_field() {
 # start_pulse: a private PulseAudio daemon with two null sinks ("out", where hark plays, and
 # "other"), and a recorder on out's monitor in $E2E_DIR/rec.raw (see audio_probe.py). The
 # recorder's low latency also keeps the null sink from running at its 2 s default latency.
+# $E2E_OUT_SINK_ARGS: more arguments for "out"'s module-null-sink (clicks.sh: norewinds=1).
 PROBE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/audio_probe.py"
 # Arguments are more modules to load ("-L 'module-null-sink sink_name=x'").
 start_pulse() {
@@ -141,7 +152,7 @@ start_pulse_server() {
   export PULSE_RUNTIME_PATH="$E2E_DIR/pulse" PULSE_STATE_PATH="$E2E_DIR/pulse-state"
   mkdir -p "$PULSE_RUNTIME_PATH" "$PULSE_STATE_PATH"
   pulseaudio -n --daemonize=no --exit-idle-time=-1 --use-pid-file=no \
-    -L module-native-protocol-unix -L "module-null-sink sink_name=out" \
+    -L module-native-protocol-unix -L "module-null-sink sink_name=out ${E2E_OUT_SINK_ARGS:-}" \
     -L "module-null-sink sink_name=other" "$@" >"$E2E_DIR/pulseaudio.log" 2>&1 &
   E2E_PIDS+=($!)
   export PULSE_SERVER="unix:$PULSE_RUNTIME_PATH/native" PULSE_SINK=out

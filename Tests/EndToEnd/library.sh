@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# The library index (issue 13), as a user meets it: a generated library of tagged FLAC, MP3
-# and M4A files (3 artists × 2 albums × 3 tracks, nested Artist/Album folders) indexed with
-# `hark library scan` (read by TagLib in hark-tags); a rescan reads nothing; one changed file
-# is all a rescan reads; `hark library search` folds case and accents. Then the real interface
-# in tmux on it: the music folder leads to Artists → an artist's albums by year → the album's
-# tracks in order; `/` from deep inside a view searches the whole library ("zoe" finds Zoë
-# Keating's six tracks), and Enter plays the one chosen, heard on the sink. The Playlists view
-# (issue 13: "playlists (M3U/M3U8/PLS files in the music folder and hark's own)", "save as M3U8
-# (named; appears among playlists), load a playlist"): the music folder's listed by their paths
-# relative to it, the queue saved with w listed at once, and Enter on it makes it the queue.
+# The library index, as a user meets it: a generated library of tagged FLAC, MP3 and M4A files (3
+# artists × 2 albums × 3 tracks, nested Artist/Album folders) indexed with `hark library scan` (read
+# by TagLib in hark-tags); a rescan reads nothing; one changed file is all a rescan reads; `hark
+# library search` folds case and accents. Then the real interface in tmux on it: the music folder
+# leads to Artists → an artist's albums by year → the album's tracks in order; `/` from deep inside
+# a view searches the whole library ("zoe" finds Zoë Keating's six tracks), and Enter plays the one
+# chosen, heard on the sink. The Playlists view ("playlists (M3U/M3U8/PLS files in the music folder
+# and hark's own)", "save as M3U8 (named; appears among playlists), load a playlist"): the music
+# folder's listed by their paths relative to it, the queue saved with w listed at once, and Enter on
+# it makes it the queue.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/tmux.sh"
 start_pulse
@@ -128,8 +128,8 @@ expect_header "Artists"
 expect_screen "Aphex Twin/" 10
 pass "an album copied in while the interface is open is indexed (inotify) and listed, no restart"
 
-# `a` on an artist adds their tracks from the index (issue 13: a row of a view is what it
-# lists, as a folder's row is its files); the first artist A–Z is Aphex Twin, with two.
+# `a` on an artist adds their tracks from the index (a row of a view is what it lists, as a folder's
+# row is its files); the first artist A–Z is Aphex Twin, with two.
 before=$(screen_text | head -1 | grep -oE "Queue \([0-9]+\)" | grep -oE "[0-9]+")
 tmux_ send-keys -t "$SESSION" g Down a
 expect_screen "Added 2 tracks to the queue"

@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
-# ReplayGain (issue 12, "loudness like the phone's Sound Check"), heard on a real sink: two
-# sines of the same level, the first tagged REPLAYGAIN_TRACK_GAIN −12 dB (album −6 dB), the
-# second MP3 with an ID3v2 tag of +3 dB and a peak of 1.0. With replaygain = "track" in the
-# config the first is heard 12 dB below the second, which clipping prevention holds at 0 dB;
-# "album" takes the album's −6 dB; "off" plays both as they are. The sink's volume (the
-# system's, G3) is never touched. And a FLAC tagged by metaflac --add-replay-gain is heard at
-# the gain metaflac computed.
+# ReplayGain (loudness like the phone's Sound Check), heard on a real sink: two sines of the same
+# level, the first tagged REPLAYGAIN_TRACK_GAIN −12 dB (album −6 dB), the second MP3 with an ID3v2
+# tag of +3 dB and a peak of 1.0. With replaygain = "track" in the config the first is heard 12 dB
+# below the second, which clipping prevention holds at 0 dB; "album" takes the album's −6 dB; "off"
+# plays both as they are. The sink's volume (the system's, G3) is never touched. And a FLAC tagged
+# by metaflac --add-replay-gain is heard at the gain metaflac computed.
 source "$(dirname "$0")/lib.sh"
 start_pulse
 sox -n --comment "REPLAYGAIN_TRACK_GAIN=-12.00 dB" --comment "REPLAYGAIN_ALBUM_GAIN=-6.00 dB" \

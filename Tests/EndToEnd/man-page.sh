@@ -24,10 +24,9 @@ for path, option in walk(json.load(sys.stdin)["command"], ["hark"]):
     print(path + "\t" + (option or ""))
 ')
 
-# Issue 15: each option is documented within its own subcommand's section of OPTIONS (".SS
-# simulate alarm"), or in a section shared by name (".SS call and every simulate app: sound");
-# --help and --version under ".SS Every command". Every subcommand is named in the man page and
-# in the README.
+# Each option is documented within its own subcommand's section of OPTIONS (".SS simulate alarm"),
+# or in a section shared by name (".SS call and every simulate app: sound"); --help and --version
+# under ".SS Every command". Every subcommand is named in the man page and in the README.
 missing=$(python3 - "$tree" "$readme" "$man_page" <<'PY'
 import re, sys
 tree, readme = sys.argv[1], open(sys.argv[2]).read()
@@ -80,9 +79,14 @@ while IFS= read -r path; do
 done < <(cut -f1 <<<"$tree" | sort -u)
 pass "every command's --help and -h show its usage"
 
-# Issue 15: nothing cites a file outside the repository (the rules are docs/MANNERS.md).
+# Nothing cites a file outside the repository (the rules are docs/MANNERS.md): a reader of the
+# repository could not open it. (The scripts that build the desktop stacks look for their
+# tarballs beside the clone, where CI puts them: an input, not a citation.)
+# (--no-index: the files as they are, what .gitignore leaves out aside, in a clone or in the copy
+# of the tree scripts/test builds in, which has no .git.)
 root="$(dirname "$0")/../.."
-outside=$(cd "$root" && git grep -nE 'SPEC\.md|STYLE\.md|\.\./shared|/work/' -- . ':!Tests/EndToEnd/man-page.sh' || true)
+outside=$(cd "$root" && git grep --no-index --exclude-standard -nE 'SPEC\.md|STYLE\.md|\.\./shared|/work/' -- . \
+  ':!Tests/EndToEnd/man-page.sh' ':!scripts/desktop-stacks' ':!scripts/test' || true)
 [ -z "$outside" ] || fail "cites files outside the repository: $outside"
 [ -s "$root/docs/MANNERS.md" ] || fail "no docs/MANNERS.md"
 for g in $(seq 1 20); do

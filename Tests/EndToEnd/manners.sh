@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The player's manners end to end, with the real headless player on a PulseAudio null sink and
-# the real simulated apps (issue 4's list), including the acceptance scenarios 1, 2, 3 and 5
-# of docs/MANNERS.md, measured on the sink's recording.
+# The player's manners end to end, with the real headless player on a PulseAudio null sink and the
+# real simulated apps (a call, another music app) and routes, including the acceptance scenarios 1,
+# 2, 3 and 5 of docs/MANNERS.md, measured on the sink's recording.
 source "$(dirname "$0")/lib.sh"
 start_pulse
 # The other apps sound on the other sink, so that the recording of "out" is hark alone.
@@ -60,9 +60,9 @@ silence=$(probe level "$(ago 0.5)" "$(now)")
 check "$silence < -90" || fail "scenario 2: sound after the call: $silence dBFS"
 pass "scenario 2: paused by the user, still paused after a call ($silence dBFS)"
 
-# --- Scenario 3 (G13): another music app takes over for 3 s and exits: hark stays paused.
-# While it plays it is the primary listening experience and has the media keys (G18); once it
-# has gone, nothing else is, and the user's own play reaches hark again (issue 16).
+# --- Scenario 3 (G13): another music app takes over for 3 s and exits: hark stays paused. While it
+# plays it is the primary listening experience and has the media keys (G18); once it has gone,
+# nothing else is, and the user's own play reaches hark again.
 hark ctl play
 wait_until 3 "playing" 'test "$(state)" = playing'
 other simulate music --seconds 3 >"$E2E_DIR/music.log" &
@@ -81,7 +81,7 @@ check "$silence < -90" || fail "scenario 3: sound after the takeover: $silence d
   || fail "scenario 3: the takeover app has gone and the user's play cannot reach hark (now playing: $(now_playing))"
 pass "scenario 3: a takeover by another music app leaves hark paused ($(paused_by); $silence dBFS); the media keys were the other app's while it played, hark's again once it went"
 
-# G18 and issue 16: the app that took over has gone; the user's play reaches hark, which plays.
+# G18: the app that took over has gone; the user's play reaches hark, which plays.
 hark ctl play >"$E2E_DIR/ctl.out" 2>&1 || fail "G18: after the takeover app went, 'hark ctl play' failed: $(cat "$E2E_DIR/ctl.out")"
 wait_until 3 "playing again" 'test "$(state)" = playing'
 pass "G18: the app that took over has gone; 'hark ctl play' reached hark, which plays again"

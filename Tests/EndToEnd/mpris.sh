@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # G17–G19 and acceptance scenario 7 through MPRIS: the real playerctl drives the real headless
 # player on a private session bus (dbus-run-session starts it for this script and stops it at
-# the end). At the last track CanGoNext is false and `playerctl next` changes nothing; the bus
-# name goes when the player leaves its audio context (G18) and comes back when it plays again.
+# the end). At the last track CanGoNext is false and `playerctl next` changes nothing; Play after
+# Stop starts the track again, and the bus name stays with the app that played until another
+# app plays (G18).
 if [ -z "${HARK_E2E_IN_DBUS:-}" ]; then
   HARK_E2E_IN_DBUS=1 exec dbus-run-session -- bash "$0" "$@"
 fi
@@ -70,10 +71,50 @@ pc loop Playlist
 wait_until 3 "loop" 'test "$(pc loop)" = Playlist'
 pass "shuffle and loop follow playerctl"
 
+# Stop, then Play: MPRIS says Play after Stop starts the track again, and the app that played
+# stays the now-playing app until another plays (G18 as the phone does it): the name stays, and
+# every source of Play reaches it.
+pc position 9
 pc stop
-wait_for 3 "the name released (G18)" bash -c "! playerctl -l 2>/dev/null | grep -qx hark"
-pass "G18: stopped, hark releases its MPRIS name"
-hark ctl play >/dev/null 2>&1 || true
+wait_until 3 "Stopped" 'test "$(pc status)" = Stopped'
+[ "$(playback state)" = stopped ] || fail "after Stop: $(hark status)"
+[ "$(playback pausedBy)" = user ] || fail "after Stop, the reason is $(playback pausedBy)"
+[ "$(playback reason)" = user ] || fail "after Stop, status --json says $(playback reason)"
+[ "$(pc metadata hark:pauseReason)" = user ] \
+  || fail "after Stop, MPRIS says $(pc metadata hark:pauseReason)"
+# Held for a second: anything that would take the name away (the server's word, the bridge's
+# eligibility) follows the stop within milliseconds.
+for _ in $(seq 20); do
+  has_name || fail "G18: stopped, hark gave up its MPRIS name"
+  sleep 0.05
+done
+[ "$(status_query "next(x['name'] for x in s['sessions'] if x['nowPlaying'])")" = hark ] \
+  || fail "G18: stopped, hark is no longer the now-playing app: $(hark status)"
+pc play
+wait_until 3 "Playing after Stop" 'test "$(pc status)" = Playing'
+[ "$(pc metadata xesam:title)" = track2 ] || fail "Play after Stop played $(pc metadata xesam:title)"
+check "$(pc position) < 2" || fail "Play after Stop went on from $(pc position) s, not the start"
+pc stop
+wait_until 3 "Stopped again" 'test "$(pc status)" = Stopped'
+hark ctl play || fail "hark ctl play after Stop failed"
+wait_until 3 "Playing after hark ctl play" 'test "$(pc status)" = Playing'
+pass "Stop then Play (playerctl, hark ctl) plays the track from its start; the name stays (G18)"
+# An alarm: the reason for the pause is the alarm, in hark status --json and over MPRIS.
+start alarm hark simulate alarm --seconds 1.5 --device pulse
+wait_until 5 "paused for the alarm" 'test "$(playback reason)" = alarm'
+[ "$(pc metadata hark:pauseReason)" = alarm ] \
+  || fail "for the alarm, MPRIS says $(pc metadata hark:pauseReason)"
+wait_until 5 "playing after the alarm" 'test "$(pc status)" = Playing'
+[ -z "$(pc metadata hark:pauseReason 2>/dev/null)" ] || fail "playing, MPRIS still gives a reason"
+pass "the reason for a pause (user, alarm) in hark status --json and hark:pauseReason over MPRIS"
+# Another app plays: it is the now-playing app, and hark, stopped, gives up its name.
+pc stop
+wait_until 3 "Stopped" 'test "$(pc status)" = Stopped'
+start music hark simulate music --seconds 30 --device pulse
+wait_for 5 "the name released once another app plays (G18)" \
+  bash -c "! playerctl -l 2>/dev/null | grep -qx hark"
+pass "G18: stopped, hark gives up its MPRIS name when another app plays"
+kill "$PID_music"
 kill -TERM "$PID_player"; wait "$PID_player" || true
 
 # Without a session bus hark plays on, and says so in its log, not on screen.

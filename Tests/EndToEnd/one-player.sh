@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# One player per user (issue 13): `hark play`, `hark add` and `hark PATH…` from other terminals
-# hand what they name to the hark player already running, through the session server, instead
-# of starting a second player that takes over from it; `--new` starts another. `hark ctl
-# --player hark` reaches hark's player even when it is not the now-playing app, while plain
-# `hark ctl` (like the media keys) keeps G18 exactly.
+# One player per user: `hark play`, `hark add` and `hark PATH…` from other terminals hand what they
+# name to the hark player already running, through the session server, instead of starting a second
+# player that takes over from it; `--new` starts another. `hark ctl --player hark` reaches hark's
+# player even when it is not the now-playing app, while plain `hark ctl` (like the media keys) keeps
+# G18 exactly.
 source "$(dirname "$0")/lib.sh"
 start_pulse_server
 for f in a:440 b:550 c:660 d:770 e:880; do
@@ -12,8 +12,9 @@ done
 now_playing() { status_query "next((x['name'] for x in s['sessions'] if x['nowPlaying']), None)"; }
 players() { status_query "sum(1 for x in s['sessions'] if x['name'] == 'hark')"; }
 
-# `hark play`'s command line is read without ArgumentParser where it can be (docs/HACKING.md,
-# "Start, stage by stage (stop 37)"); every mistake in it still exits 2 with the reason, and nothing plays.
+# `hark play`'s command line is read without ArgumentParser where it can be (docs/PERFORMANCE.md,
+# "`hark play` read without ArgumentParser"); every mistake in it still exits 2 with the reason,
+# and nothing plays.
 for bad in "--duck 5" "--duck nan" "--duck=-61" "--devic pulse" "--device"; do
   # shellcheck disable=SC2086 # the words of $bad are separate arguments
   out=$(hark play --no-ui $bad "$E2E_DIR/a.wav" 2>&1 </dev/null) && fail "'play $bad' was taken"
@@ -109,7 +110,7 @@ hark ctl --player hark play || fail "hark ctl --player hark play failed"
 wait_until 5 "hark playing again" 'test "$(playback state)" = playing'
 pass "plain ctl reaches the now-playing app (G18); hark ctl --player hark reaches hark's player"
 kill "$PID_music"
-# Times as people type them (issue 15): minutes:seconds, and relative.
+# Times as people type them: minutes:seconds, and relative.
 hark ctl --player hark position 0:30 || fail "position 0:30 failed"
 wait_until 5 "at 0:30" 'position_at_least 30'
 hark ctl --player hark seek -0:20 || fail "seek -0:20 failed"
@@ -136,7 +137,8 @@ pass "hark add beside a --new player goes to the user's player"
 # stops it cleanly (143).
 [ "$(cut -d' ' -f3 "/proc/$PID_second/task/$PID_second/stat")" != Z ] || fail "the main thread has ended"
 grep -qx "hark-signals" /proc/"$PID_second"/task/*/comm || fail "no thread takes the signals"
-# Issue 11: SQLite and ncurses are loaded by what reads the index or draws, not by a player.
+# SQLite and ncurses are loaded by what reads the index or draws, not by a player
+# (docs/PERFORMANCE.md, "Libraries opened on first use").
 ! grep -E 'libsqlite3|libncursesw|libtinfo' /proc/"$PID_second"/maps ||
   fail "the headless player mapped SQLite or ncurses"
 kill -HUP "$PID_second"
@@ -150,7 +152,7 @@ if err=$(hark add "$E2E_DIR/a.wav" 2>&1); then fail "hark add with no player suc
 [ "$err" = "hark: no hark player is running; 'hark play PATH…' starts one" ] || fail "add said: $err"
 pass "hark add with no player running says so"
 
-# A mistyped command is said as one, not opened as a path (issue 15).
+# A mistyped command is said as one, not opened as a path.
 if err=$(hark stauts 2>&1); then fail "hark stauts succeeded"; else status=$?; fi
 [ "$status" = 2 ] || fail "hark stauts exited $status"
 [ "$err" = "hark: no command or file 'stauts'; did you mean 'hark status'?" ] || fail "it said: $err"

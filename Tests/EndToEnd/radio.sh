@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Internet radio (issue 12) against a real Icecast server (Debian's icecast2) on loopback, fed
-# an MP3 sine by ffmpeg, as a station's encoder feeds it. A .pls naming the stream plays it,
-# titled with the station's name and with no length; the station's ICY titles (Latin-1, as old
-# encoders send them) update `hark status`, the headless player's lines and MPRIS; the stream
-# cannot seek (CanSeek false, a seek changes nothing: G19); killing the server mid-stream says
-# "reconnecting…" and playback goes on when it is back; a call pauses the stream and its end
-# resumes it live, on a fresh connection (G14).
+# Internet radio against a real Icecast server (Debian's icecast2) on loopback, fed an MP3 sine by
+# ffmpeg, as a station's encoder feeds it. A .pls naming the stream plays it, titled with the
+# station's name and with no length; the station's ICY titles (Latin-1, as old encoders send them)
+# update `hark status`, the headless player's lines and MPRIS; the stream cannot seek (CanSeek
+# false, a seek changes nothing: G19); killing the server mid-stream says "reconnecting…" and
+# playback goes on when it is back; a call pauses the stream and its end resumes it live, on a fresh
+# connection (G14).
 if [ -z "${HARK_E2E_IN_DBUS:-}" ]; then
   HARK_E2E_IN_DBUS=1 exec dbus-run-session -- bash "$0" "$@"
 fi
@@ -141,8 +141,8 @@ wait_until 10 "a new connection to the station" 'test "$(listeners)" -gt "$conne
 wait_for 10 "the sine heard after the call" sounding 0.5
 pass "G14: the stream paused for a call resumes live after it, on a fresh connection"
 
-# An Ogg Vorbis mount (as the issue's ffmpeg -f ogg feeds it): its titles come in the stream
-# itself, as Vorbis comments. Handed to the running player, which plays it now.
+# An Ogg Vorbis mount (as `ffmpeg -f ogg` feeds a station): its titles come in the stream itself, as
+# Vorbis comments. Handed to the running player, which plays it now.
 start ogg_source ffmpeg -nostdin -v error -re -f lavfi -i "sine=f=660:r=44100" -ac 2 \
   -c:a libvorbis -q:a 4 -content_type application/ogg -ice_name "hark ogg radio" \
   -metadata title="Ogg Song" -metadata artist="Ogg Band" \

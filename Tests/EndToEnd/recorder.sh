@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Recording (G12, issue 14): `hark simulate recorder` records for real from a sound server's
-# source (here a null sink's monitor into which a 660 Hz tone plays), with the record category
-# active only while it records; meanwhile hark's music is interrupted as for a call and resumes
-# after it, an alarm may not sound into the recording, and a play is refused with the reason.
-# The WAV file it writes holds the tone.
+# Recording (G12): `hark simulate recorder` records for real from a sound server's source (here a
+# null sink's monitor into which a 660 Hz tone plays), with the record category active only while it
+# records; meanwhile hark's music is interrupted as for a call and resumes after it, an alarm may
+# not sound into the recording, and a play is refused with the reason. The WAV file it writes holds
+# the tone.
 source "$(dirname "$0")/lib.sh"
 # The tone goes into a sink of its own, "mic", whose monitor the recorder is told to record
 # (making it the default source would move the test's own recorder of "out" there too).

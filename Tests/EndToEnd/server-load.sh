@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
-# The session server under hostile load (issue 16). (1) A client floods valid requests while
-# another sends one right behind them: the other is answered within a turn or two of the
-# flood's (8 requests), not after everything the server read of it at once (a 16 KB read, over
-# 500 requests: what the server did before it took turns). (2) With a desktop's
-# descriptor limit scaled down (64), 200 connections that never speak: the server does not
-# spin, logs the overload a bounded number of times, keeps the registered app, and still
-# answers 'hark status' and 'hark ctl'.
+# The session server under hostile load. (1) A client floods valid requests while another sends one
+# right behind them: the other is answered within a turn or two of the flood's (8 requests), not
+# after everything the server read of it at once (a 16 KB read, over 500 requests: what the server
+# did before it took turns). (2) With a desktop's descriptor limit scaled down (64), 200 connections
+# that never speak: the server does not spin, logs the overload a bounded number of times, keeps the
+# registered app, and still answers 'hark status' and 'hark ctl'.
 source "$(dirname "$0")/lib.sh"
 LOAD="$(cd "$(dirname "$0")" && pwd)/server_load.py"
 socket="$XDG_RUNTIME_DIR/hark/session.sock"

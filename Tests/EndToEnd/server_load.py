@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Loads on hark's session server, for server-load.sh (issue 16).
+"""Hostile loads on hark's session server, for server-load.sh.
 
   server_load.py flood SOCKET SERVER_PID N on|off   a session sends N valid requests while the
         server is stopped (SIGSTOP), a control client one request right behind them (silent
@@ -30,6 +30,23 @@ def hello(s, name):
     return f
 
 
+def stopped(pid, seconds=5.0):
+    """Waits until every thread of process pid is stopped (its /proc state 'T')."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        states = []
+        for task in os.listdir(f"/proc/{pid}/task"):
+            try:
+                with open(f"/proc/{pid}/task/{task}/stat") as f:
+                    states.append(f.read().rsplit(")", 1)[1].split()[0])
+            except FileNotFoundError:
+                pass
+        if states and all(s == "T" for s in states):
+            return
+        time.sleep(0.001)
+    raise SystemExit(f"process {pid} did not stop")
+
+
 def flood(path, server_pid, n, silent_on):
     a, b = connect(path), connect(path)
     fa, fb = hello(a, "flood"), hello(b, "control")
@@ -38,6 +55,9 @@ def flood(path, server_pid, n, silent_on):
     a.sendall(b'{"type":"setCategory","id":0,"category":"playback"}\n')
     fa.readline()
     os.kill(server_pid, signal.SIGSTOP)
+    # The stop is delivered when the kernel next runs the server: until its state says stopped
+    # ('T'), it could still read part of the flood alone (on a busy machine it took 7 turns).
+    stopped(server_pid)
     try:
         burst = "".join(json.dumps({"type": "status", "id": i}) + "\n" for i in range(1, n + 1))
         a.setblocking(False)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 2's end-to-end scenario: real hark processes against an autospawned session server.
+# Sessions end to end: real hark processes against an autospawned session server.
 #  - music A plays; a game launched then picks ambient and mixes (G8, G9): A keeps playing;
 #  - music B takes over: A is interrupted, the game keeps playing (it mixes);
 #  - a call interrupts B and the game (G11); on hang-up both get ended with shouldResume (G13)

@@ -25,7 +25,7 @@ expect_log music "stays paused"
 expect_field music interrupted false
 [ "$(status_query "[x['name'] for x in s['sessions']]")" = "['music']" ] || fail "the dead call is still listed"
 pass "G14: a crashed call ends the interruption without resume, telling why"
-# Issue 16/G18: nothing else took the listener, so the user's play still reaches the music.
+# G18: nothing else took the listener, so the user's play still reaches the music.
 hark ctl play >"$E2E_DIR/ctl.out" 2>&1 || fail "after the crashed call 'hark ctl play' failed: $(cat "$E2E_DIR/ctl.out")"
 expect_field music active true
 pass "G18: after the crashed call 'hark ctl play' reached the paused music, which plays again"
@@ -41,10 +41,13 @@ expect_log music2 "no longer ducked"
 pass "G9: a navigation prompt ducks the playing music without interrupting it, and the duck lifts"
 
 # --- G13: an alarm is resumable; a voice assistant is not.
+# Each says what it is, and the music hears so (the reason its pause gives).
 "$HARK_BIN" simulate alarm --seconds 0.5 >"$E2E_DIR/alarm.log"
+expect_log music2 "interruption began: alarm 'alarm'"
 expect_log music2 "interruption ended, should resume"
 expect_log music2 "resumed"
 "$HARK_BIN" simulate assistant --seconds 0.5 >"$E2E_DIR/assistant.log"
+expect_log music2 "interruption began: assistant 'assistant'"
 expect_log music2 "interruption ended, should not resume"
 pass "G13: after an alarm the music resumes; after a voice assistant it stays paused"
 hark ctl play >"$E2E_DIR/ctl.out" 2>&1 || fail "after the assistant 'hark ctl play' failed: $(cat "$E2E_DIR/ctl.out")"

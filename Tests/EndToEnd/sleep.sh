@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Sleep and wake (issue 14), against a fake systemd-logind (python3-dbusmock's logind template)
-# on a private system bus: while hark plays it holds a delay inhibitor; PrepareForSleep(true)
-# pauses it (a route reason, as the phone's wakeFromSleep) within 100 ms and the inhibitor is
-# let go; after PrepareForSleep(false) it is still paused and says why; play (the media keys'
-# way, through hark ctl) works at once and takes the inhibitor again.
+# Sleep and wake, against a fake systemd-logind (python3-dbusmock's logind template) on a private
+# system bus: while hark plays it holds a delay inhibitor; PrepareForSleep(true) pauses it (a route
+# reason, as the phone's wakeFromSleep) within 100 ms and the inhibitor is let go; after
+# PrepareForSleep(false) it is still paused and says why; play (the media keys' way, through hark
+# ctl) works at once and takes the inhibitor again.
 source "$(dirname "$0")/lib.sh"
 start_pulse
 sys_python=/usr/bin/python3  # Debian's, which has dbusmock and dbus; PATH may hold another
@@ -38,7 +38,7 @@ pass "while playing hark holds a delay inhibitor for sleep"
 
 t=$(now)
 logind sleep true
-wait_until 3 "paused by the route" 'test "$(playback pausedBy)" = route'
+wait_until 3 "paused for the sleep" 'test "$(playback pausedBy)" = sleep'
 expect_log player "paused: the computer is going to sleep" 3
 wait_until 3 "the inhibitor let go" 'test "$(logind inhibitors)" = 0'
 sleep 0.3

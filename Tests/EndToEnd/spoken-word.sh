@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Spoken word (issue 14): a podcast (genre "Podcast") tells the session server it is spoken
-# audio; a navigation prompt then pauses it instead of ducking it (words over words are lost),
-# says why, and resumes it when the prompt ends, two seconds back so the sentence cut is heard
-# whole. Measured on the sink's recording: a sweep whose frequency tells the position.
+# Spoken word: a podcast (genre "Podcast") tells the session server it is spoken audio; a navigation
+# prompt then pauses it instead of ducking it (words over words are lost), says why, and resumes it
+# when the prompt ends, two seconds back so the sentence cut is heard whole. Measured on the sink's
+# recording: a sweep whose frequency tells the position.
 source "$(dirname "$0")/lib.sh"
 start_pulse
 other() { env PULSE_SINK=other "$HARK_BIN" "$@"; }

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Issue 5: the terminal interface, driven like a user would in tmux, playing to a PulseAudio
-# null sink: play, pause, a call named and resumed from, headphones unplugged, the route
-# picker, resizing, the help, q, Ctrl-C, Ctrl-Z, the saved queue, a damaged state file, bad
-# files in the queue (scenario 8), idle CPU while paused, and (in a terminal emulated here, as
-# tmux cannot) the kitty keyboard protocol's media keys.
+# The terminal interface, driven like a user would in tmux, playing to a PulseAudio null sink: play,
+# pause, a call named and resumed from, headphones unplugged, the route picker, resizing, the help,
+# q, Ctrl-C, Ctrl-Z, the saved queue, a damaged state file, bad files in the queue (scenario 8),
+# idle CPU while paused, and (in a terminal emulated here, as tmux cannot) the kitty keyboard
+# protocol's media keys.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/tmux.sh"
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -253,8 +253,8 @@ python3 -c "import json; json.load(open('$state'))" || fail "no valid state.json
 grep -q "damaged" "$XDG_STATE_HOME/hark/hark.log" || fail "the log does not mention the damaged file"
 pass "a damaged state.json is named on screen and in the log, kept aside, not deleted"
 
-# --- Issue 16: a state folder the queue cannot be saved in is said at start, and a quit that
-# could not save exits 1 and says what to do.
+# --- A state folder the queue cannot be saved in is said at start, and a quit that could not save
+# exits 1 and says what to do.
 keys "clear; XDG_STATE_HOME=/dev/null/state '$HARK_BIN' --device pulse '$music'; echo \"hark-exit=\$?\"" Enter
 expect_screen "is not writable"
 keys q
@@ -275,6 +275,8 @@ head -c 20000 "$E2E_DIR/whole.wav" >"$mixed/02 Cut.wav"
 : >"$mixed/03 Empty.ogg"
 printf 'not audio at all\n' >"$mixed/04 Notes.mp3"
 sox -n -r 44100 -c 2 "$mixed/05 Good.wav" synth 20 sine 550 vol 0.3
+# A queue of these files alone (hark PATH adds them to the queue saved before, if any).
+rm -f "$state"
 keys "clear; '$HARK_BIN' --device pulse '$mixed'; echo \"hark-exit=\$?\"" Enter
 expect_screen "Library"
 expect_screen "Good"

@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
-# The album's cover as a sixel picture (issue 13), in a real xterm that draws sixels (as a
-# VT340: its device attributes then name feature 4), on a virtual X server, read back from the
-# screen: its own colour, square, at the bottom right. Sixels are pixels in the terminal's
-# cells, so what curses draws must not leave copies of the picture behind nor wipe part of it:
-# after the list beside it scrolls down and back, after the help is shown over it and closed,
-# and after the window is narrowed (no room: no picture) and widened, there is exactly one
-# picture, whole. TERM stays xterm's own (8 colours, too few for coloured blocks): the picture
-# does not need a palette.
+# The album's cover as a sixel picture, in a real xterm that draws sixels (as a VT340: its device
+# attributes then name feature 4), on a virtual X server, read back from the screen: its own colour,
+# square, at the bottom right. Sixels are pixels in the terminal's cells, so what curses draws must
+# not leave copies of the picture behind nor wipe part of it: after the list beside it scrolls down
+# and back, after the help is shown over it and closed, and after the window is narrowed (no room:
+# no picture) and widened, there is exactly one picture, whole. TERM stays xterm's own (8 colours,
+# too few for coloured blocks): the picture does not need a palette.
 source "$(dirname "$0")/lib.sh"
 for tool in xterm Xvfb xdotool; do
   command -v "$tool" >/dev/null || fail "$tool is not installed (scripts/packages.sh installs it)"

@@ -67,22 +67,19 @@ import Testing
   deinit {
     for pid in servers {
       kill(pid, SIGKILL)
-      var status: Int32 = 0
-      waitpid(pid, &status, 0)
+      _ = waitForChild(pid)
     }
   }
 
   /// Starts ffmpeg serving a live Ogg stream on `port`.
   func serve(on port: Int) throws {
     let arguments = [
-      "ffmpeg", "-nostdin", "-v", "error", "-re", "-f", "lavfi", "-i",
+      "-nostdin", "-v", "error", "-re", "-f", "lavfi", "-i",
       "sine=f=500:r=44100", "-ac", "2", "-c:a", "libvorbis", "-f", "ogg", "-listen", "1",
       "http://127.0.0.1:\(port)/live.ogg",
     ]
-    let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-    defer { for p in argv { free(p) } }
-    var pid: pid_t = 0
-    try #require(posix_spawnp(&pid, "ffmpeg", nil, nil, argv, environ) == 0, "no ffmpeg")
+    // Its errors where ours go.
+    let pid = try spawn("ffmpeg", arguments, descriptors: [2: .parent(2)])
     servers.append(pid)
     // A stream's first connection is not retried (its failure is the open's): wait until ffmpeg
     // listens, seen in /proc/net/tcp rather than by connecting (it takes one client only).
@@ -110,8 +107,7 @@ import Testing
   func stopServers() {
     for pid in servers {
       kill(pid, SIGKILL)
-      var status: Int32 = 0
-      waitpid(pid, &status, 0)
+      _ = waitForChild(pid)
     }
     servers = []
   }
@@ -146,7 +142,7 @@ import Testing
         usleep(50_000)
       }
     }
-    throw lastError ?? DecodeError(path: url, reason: "never opened")
+    throw lastError ?? DecodeError(.connection, path: url, reason: "never opened")
   }
 
   @Test func aLiveStreamPlaysCannotSeekAndReconnectsWhenItsServerComesBack() throws {

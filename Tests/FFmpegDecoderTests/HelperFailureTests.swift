@@ -77,7 +77,8 @@ import Testing
     let helper = files.script("sleeper", "exec sleep 60")
     let started = now()
     #expect(
-      throws: DecodeError(path: path, reason: "FFmpeg stopped answering (no data for 0.3 s)")
+      throws: DecodeError(
+        .decoderFailed, path: path, reason: "FFmpeg stopped answering (no data for 0.3 s)")
     ) {
       _ = try FFmpegFile(path: path, helper: helper, answerTimeout: .milliseconds(300))
     }
@@ -110,13 +111,22 @@ import Testing
     #expect(error?.reason == "hark-ffmpeg answered in a way hark does not understand")
   }
 
-  /// The helper's line on stderr (reason, tab, FFmpeg's words) becomes the error.
-  @Test func theHelpersLineBecomesTheReason() throws {
+  /// The helper's line on stderr (reason, tab, FFmpeg's words, tab, kind) becomes the error;
+  /// a line without a kind, or with one this hark does not know, is the decoder's failure.
+  @Test func theHelpersLineBecomesTheReasonAndItsKind() throws {
     let path = try files.tone("line.m4a", ["-c:a", "aac"], seconds: 1)
-    let helper = files.script(
-      "liner", "echo 'some noise' >&2; printf 'it is odd\\tInvalid data\\n' >&2; exit 1")
-    #expect(throws: DecodeError(path: path, reason: "it is odd", detail: "Invalid data")) {
-      _ = try FFmpegFile(path: path, helper: helper)
+    let lines: [(String, DecodeError.Kind, String?)] = [
+      ("it is odd\\tInvalid data\\tdamaged", .damaged, "Invalid data"),
+      ("it is odd\\t\\tunknownFormat", .unknownFormat, nil),
+      ("it is odd\\tInvalid data", .decoderFailed, "Invalid data"),
+      ("it is odd\\t\\tsomethingNew", .decoderFailed, nil),
+    ]
+    for (i, (line, kind, detail)) in lines.enumerated() {
+      let helper = files.script(
+        "liner\(i)", "echo 'some noise' >&2; printf '\(line)\\n' >&2; exit 1")
+      #expect(throws: DecodeError(kind, path: path, reason: "it is odd", detail: detail)) {
+        _ = try FFmpegFile(path: path, helper: helper)
+      }
     }
   }
 
@@ -134,14 +144,20 @@ import Testing
     let fifo = files.folder + "/pipe.m4a"
     #expect(mkfifo(fifo, 0o600) == 0)
     let missing = files.folder + "/no-such-helper"
-    #expect(throws: DecodeError(path: fifo, reason: "it is a named pipe (FIFO), not a sound file"))
-    {
+    #expect(
+      throws: DecodeError(
+        .notAFile, path: fifo, reason: "it is a named pipe (FIFO), not a sound file")
+    ) {
       _ = try FFmpegFile(path: fifo, helper: missing)
     }
-    #expect(throws: DecodeError(path: files.folder, reason: "it is a folder, not a sound file")) {
+    #expect(
+      throws: DecodeError(.notAFile, path: files.folder, reason: "it is a folder, not a sound file")
+    ) {
       _ = try FFmpegFile(path: files.folder, helper: missing)
     }
-    #expect(throws: DecodeError(path: files.folder + "/nothing.m4a", reason: "no such file")) {
+    #expect(
+      throws: DecodeError(.notFound, path: files.folder + "/nothing.m4a", reason: "no such file")
+    ) {
       _ = try FFmpegFile(path: files.folder + "/nothing.m4a", helper: missing)
     }
   }

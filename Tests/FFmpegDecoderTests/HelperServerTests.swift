@@ -4,11 +4,11 @@ import Testing
 
 @testable import FFmpegDecoder
 
-/// The installed hark-ffmpeg's runs are done by its server's workers (`hark-ffmpeg --serve`):
-/// one server a process, its workers reused from track to track; a worker that fails a file
-/// goes on, one dropped or killed is replaced, a server that dies is replaced; a stand-in
-/// helper named by the caller is spawned as before. (Issue 12: a track of AAC or ALAC no longer
-/// pays for loading FFmpeg, nor for a fork.)
+/// The installed hark-ffmpeg's runs are done by its server's workers (`hark-ffmpeg --serve`): one
+/// server a process, its workers reused from track to track; a worker that fails a file goes on,
+/// one dropped or killed is replaced, a server that dies is replaced; a stand-in helper named by
+/// the caller is spawned as before. (So a track of AAC or ALAC pays neither for loading FFmpeg,
+/// about 30 ms, nor for a fork, 5–7 ms of CPU.)
 @Suite(.timeLimit(.minutes(2))) final class HelperServerTests {
   let files = TestFiles()
 
@@ -64,6 +64,7 @@ import Testing
     let worker = first.helperProcessID
     let error = #expect(throws: DecodeError.self) { _ = try self.served(bad, helper) }
     #expect(error?.reason == "not an audio file FFmpeg can read")
+    #expect(error?.kind == .unknownFormat, "the kind crosses the helper's pipe")
     let again = try served(good, helper)
     #expect(again.helperProcessID == worker)
     #expect(readAll(again).error == nil)

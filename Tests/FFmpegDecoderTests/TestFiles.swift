@@ -1,6 +1,7 @@
 import AudioCore
 import CSndFile
 import Glibc
+import Platform
 import Testing
 
 @testable import FFmpegDecoder
@@ -102,17 +103,10 @@ func size(_ path: String) -> Int {
 /// Runs `arguments` (the first found on PATH) with stdin from /dev/null and waits; its exit
 /// status, or -1 when it could not start or a signal ended it.
 func run(_ arguments: [String]) -> Int32 {
-  var actions = posix_spawn_file_actions_t()
-  posix_spawn_file_actions_init(&actions)
-  defer { posix_spawn_file_actions_destroy(&actions) }
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-  let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-  defer { for p in argv { free(p) } }
-  var pid: pid_t = 0
-  guard posix_spawnp(&pid, arguments[0], &actions, nil, argv, environ) == 0 else { return -1 }
-  var status: Int32 = 0
-  while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-  return status & 0x7f == 0 ? (status >> 8) & 0xff : -1
+  guard let pid = try? spawn(arguments[0], Array(arguments.dropFirst())),
+    case .exited(let status) = waitForChild(pid)
+  else { return -1 }
+  return status
 }
 
 /// Reads `file` to its end in reads of 4096 frames; the samples and the error that ended it.

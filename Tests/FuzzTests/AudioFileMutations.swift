@@ -1,4 +1,4 @@
-@testable import PlayerEngine  // SplitMix64, the queue's seeded generator
+@testable import PlayerCore  // SplitMix64, the queue's seeded generator
 
 /// Where a sound file's header integers and structure boundaries lie: RIFF/WAVE chunks and the
 /// fmt fields, AIFF/AIFF-C chunks (COMM, SSND), FLAC metadata blocks (STREAMINFO's bit fields,

@@ -5,17 +5,17 @@ import SndFileDecoder
 import Synchronization
 import Testing
 
-@testable import PlayerEngine  // SplitMix64, the queue's seeded generator
+@testable import PlayerCore  // SplitMix64, the queue's seeded generator
 
-/// Bounded mutation fuzzing of the decoder hark plays with (issue 16): `SoundFile`, that is
-/// libsndfile with libFLAC, libvorbis, libopus and mpg123 behind it, fed the seeds of
-/// Corpus/decoders (tiny WAV, AIFF, FLAC, Ogg Vorbis, Opus and MP3 files; scripts/make-fuzz-seeds
-/// says how each was made) mutated by the shared loop, with format-aware mutations on top
-/// (AudioFileMutations.swift). Each input is written to a file and played the way the engine
-/// plays one (AudioEngine's decode thread): opened by path, its format and length read, read to
-/// the end in chunks of varied sizes, then seeks to the start, the middle, the last frame and
-/// beyond, each followed by reads; after a failed open, read or seek the decoder is dropped and,
-/// for the next seek, the file opened again, as the engine does. The decoder contract
+/// Bounded mutation fuzzing of the decoder hark plays with, as a hostile file would feed it:
+/// `SoundFile`, that is libsndfile with libFLAC, libvorbis, libopus and mpg123 behind it, fed the
+/// seeds of Corpus/decoders (tiny WAV, AIFF, FLAC, Ogg Vorbis, Opus and MP3 files;
+/// scripts/make-fuzz-seeds says how each was made) mutated by the shared loop, with format-aware
+/// mutations on top (AudioFileMutations.swift). Each input is written to a file and played the way
+/// the engine plays one (AudioEngine's decode thread): opened by path, its format and length read,
+/// read to the end in chunks of varied sizes, then seeks to the start, the middle, the last frame
+/// and beyond, each followed by reads; after a failed open, read or seek the decoder is dropped
+/// and, for the next seek, the file opened again, as the engine does. The decoder contract
 /// (AudioCore/Contracts.swift) is checked on every input, see `Play`.
 ///
 /// The decoding happens in a worker: this test binary started again (posix_spawn) to run this
@@ -446,47 +446,22 @@ enum Worker {
     }
     environment += ["HARK_FUZZ_DECODER_WORKER=\(folder)", "HARK_FUZZ_DECODER_START=\(start)"]
     let arguments = [
-      "/proc/self/exe", "--testing-library", "swift-testing", "--quiet", "--filter",
-      "DecoderMutationFuzzTests",
+      "--testing-library", "swift-testing", "--quiet", "--filter", "DecoderMutationFuzzTests",
     ]
-    // The test process blocks signals on its threads, and a child inherits the mask: the worker
-    // is to die of SIGABRT, and its runtime to catch it and print the stack.
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var empty = sigset_t()
-    sigemptyset(&empty)
-    posix_spawnattr_setsigmask(&attributes, &empty)
-    var all = sigset_t()
-    sigfillset(&all)
-    posix_spawnattr_setsigdefault(&attributes, &all)
-    // A process group of its own, so that what it leaves behind goes with it: the runtime's
-    // backtracer runs as a child process (swift-backtrace), which under AddressSanitizer can
-    // stay, holding the test's output open, and `swift test` would wait for it for ever.
-    posix_spawnattr_setpgroup(&attributes, 0)
-    posix_spawnattr_setflags(
-      &attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
-    let argv = arguments.map { strdup($0) } + [nil]
-    let envp = environment.map { strdup($0) } + [nil]
-    defer {
-      argv.forEach { free($0) }
-      envp.forEach { free($0) }
-    }
     // Its standard error through a pipe, to leave out mpg123's notes on damaged MP3s (libsndfile
     // does not quiet it): tens of thousands of lines a run, all of them expected.
-    var ends: [Int32] = [-1, -1]
-    guard pipe(&ends) == 0 else { return .failedToStart }
-    for fd in ends { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-    _ = fcntl(ends[0], F_SETFL, O_NONBLOCK)
-    defer { close(ends[0]) }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_adddup2(&actions, ends[1], 2)
-    var pid: pid_t = 0
-    let spawned = posix_spawn(&pid, "/proc/self/exe", &actions, &attributes, argv, envp)
-    close(ends[1])
-    guard spawned == 0 else { return .failedToStart }
+    guard let ends = try? makePipe(nonBlockingRead: true) else { return .failedToStart }
+    defer { close(ends.read) }
+    // Signals as a fresh process has them (the test process blocks signals on its threads, and
+    // the worker is to die of SIGABRT, and its runtime to catch it and print the stack). A
+    // process group of its own, so that what it leaves behind goes with it: the runtime's
+    // backtracer runs as a child process (swift-backtrace), which under AddressSanitizer can
+    // stay, holding the test's output open, and `swift test` would wait for it for ever.
+    let spawned = try? spawn(
+      "/proc/self/exe", arguments, descriptors: [1: .parent(1), 2: .parent(ends.write)],
+      detachment: .newProcessGroup, environment: environment)
+    close(ends.write)
+    guard let pid = spawned else { return .failedToStart }
     var errors = StandardError()
     // The worker ends itself on an input that hangs (`watch`); should it not, it is killed once
     // the same input has been going for 15 s more.
@@ -496,7 +471,7 @@ enum Worker {
     var status: Int32 = 0
     while waitpid(pid, &status, WNOHANG) == 0 {
       usleep(50_000)
-      errors.pass(from: ends[0])
+      errors.pass(from: ends.read)
       let now = DecoderMutationFuzzTests.now()
       let index = Self.progress(folder).index
       if index != last {
@@ -508,13 +483,14 @@ enum Worker {
       }
     }
     kill(-pid, SIGKILL)
-    errors.pass(from: ends[0], toTheEnd: true)
+    errors.pass(from: ends.read, toTheEnd: true)
     let marked = unlink(folder + "/hung") == 0
     if killed || marked { return .hung }
-    // WIFEXITED, WEXITSTATUS and WTERMSIG are macros Swift does not import.
-    if status & 0x7F != 0 { return .crashed(String(cString: strsignal(status & 0x7F))) }
-    if unlink(folder + "/done") == 0 { return .finished(status: (status >> 8) & 0xFF) }
-    return .crashed("ended with status \((status >> 8) & 0xFF) before the last input")
+    switch ProcessEnd(waitStatus: status) {
+    case .signaled(let signal): return .crashed(String(cString: strsignal(signal)))
+    case .exited(let code) where unlink(folder + "/done") == 0: return .finished(status: code)
+    case .exited(let code): return .crashed("ended with status \(code) before the last input")
+    }
   }
 
   /// The number, extension and seed of the input the worker tried last (-1 before the

@@ -2,7 +2,7 @@ import Glibc
 import Platform
 import Testing
 
-@testable import PlayerEngine  // SplitMix64, the queue's seeded generator
+@testable import PlayerCore  // SplitMix64, the queue's seeded generator
 
 /// The mutation loop the fuzz suites share (MutationFuzzTests, DecoderMutationFuzzTests): seeds
 /// from Corpus/<name>, regressions from Corpus/<name>/regressions replayed first, then

@@ -3,21 +3,22 @@ import SessionWire
 import Settings
 import Testing
 
-import PlayerEngine
 @testable import Loudness
 @testable import TerminalUI
+import MediaFiles
 
-/// Bounded mutation fuzzing of hark's own parsers (issue 16): the wire codec (both ways), the
-/// config file, playlists and the terminal's key decoder, fed seeds from Corpus/ mutated by a
-/// seeded generator (bit flips, byte and token insertions, deletions, duplications, splices).
-/// A trap is a crash of the test process and fails the run; a hang is caught by the time limit;
-/// each parser's own contract is checked on every input. Inputs that once failed are kept in
-/// Corpus/*/regressions and replayed first.
+/// Bounded mutation fuzzing of hark's own parsers, against hostile files and clients: the wire
+/// codec (both ways), the config file, playlists and the terminal's key decoder, fed seeds from
+/// Corpus/ mutated by a seeded generator (bit flips, byte and token insertions, deletions,
+/// duplications, splices). A trap is a crash of the test process and fails the run; a hang is
+/// caught by the time limit; each parser's own contract is checked on every input. Inputs that once
+/// failed are kept in Corpus/*/regressions and replayed first.
 ///
 /// Not coverage-guided (libFuzzer would need the package built with -sanitize=fuzzer, which
-/// SwiftPM's executables cannot take beside a normal build): a random-mutation loop, as the
-/// issue allows. HARK_FUZZ_ITERATIONS (default 4,000 per parser) and HARK_FUZZ_SEED set its size
-/// and its start; scripts/test runs it longer with a new seed each time, and says the seed.
+/// SwiftPM's executables cannot take beside a normal build): a random-mutation loop, bounded and
+/// seeded so that a failure repeats. HARK_FUZZ_ITERATIONS (default 4,000 per parser) and
+/// HARK_FUZZ_SEED set its size and its start; scripts/test runs it longer with a new seed each
+/// time, and says the seed.
 @Suite(.serialized) struct MutationFuzzTests {
   @Test(.timeLimit(.minutes(5))) func wireClientMessages() {
     fuzz("client") { bytes in

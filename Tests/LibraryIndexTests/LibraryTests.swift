@@ -1,6 +1,6 @@
 import Glibc
+import MediaFiles
 import Platform
-import PlayerEngine
 import Testing
 
 @testable import LibraryIndex
@@ -83,6 +83,30 @@ import Testing
     #expect(svefn.title == "Svefn-g-englar" && svefn.year == 1999)
     #expect(try library.track(at: music + "/Sigur Rós/nothing.flac") == nil)
     #expect(try library.track(at: music + "/Sigur Rós") == nil, "a folder is no track")
+    // What a list shows, read alone: the same tags; nothing for a file whose tags could not
+    // be read (it is listed by its name).
+    for track in try library.search("") {
+      #expect(
+        try library.listed(at: track.path)
+          == Library.Listed(
+            title: track.title, artist: track.artist, album: track.album,
+            trackNumber: track.trackNumber, year: track.year, seconds: track.seconds))
+    }
+    #expect(try library.listed(at: music + "/Sigur Rós/nothing.flac") == nil)
+    // Reads in one read transaction (the interface's worker reads a queue's tags so) see the
+    // index as it was when it began, until it ends.
+    let reader = try Library(path: index, checked: false)
+    try reader.beginRead()
+    #expect(try reader.listed(at: music + "/Misc/new.flac") == nil)
+    try make("Misc/new.flac", ["title": "New"])
+    _ = try library.scan(music)
+    #expect(try reader.listed(at: music + "/Misc/new.flac") == nil)
+    try reader.endRead()
+    #expect(try reader.listed(at: music + "/Misc/new.flac")?.title == "New")
+    let svefnPath = music + "/Sigur Rós/1999 Ágætis byrjun/01 Svefn.flac"
+    try library.database.execute(
+      "UPDATE tracks SET problem = 'the tag reader crashed on it' WHERE path = '\(svefnPath)'")
+    #expect(try library.listed(at: svefnPath) == nil)
   }
 
   @Test func searchFoldsCaseAndDiacriticsAndTakesEveryWord() throws {
@@ -111,11 +135,11 @@ import Testing
     #expect(try library.count() == 3)
   }
 
-  /// Issue 13, "Artists → albums (by year) → tracks": an artist whose track is on a
-  /// compilation is listed among the artists, the compilation after their own albums, and
-  /// their tracks (what `a` on the artist adds) are their own albums' and theirs on it, not
-  /// the rest of the compilation. A guest on another's album ("A feat. B" on A's) and an album
-  /// whose tracks all name one artist other than its album artist add no artist.
+  /// The artist view, "Artists → albums (by year) → tracks": an artist whose track is on a
+  /// compilation is listed among the artists, the compilation after their own albums, and their
+  /// tracks (what `a` on the artist adds) are their own albums' and theirs on it, not the rest of
+  /// the compilation. A guest on another's album ("A feat. B" on A's) and an album whose tracks all
+  /// name one artist other than its album artist add no artist.
   @Test func anArtistOnACompilationIsListedWithIt() throws {
     func track(
       _ file: String, _ title: String, _ artist: String, _ album: String,
@@ -212,8 +236,10 @@ import Testing
       try Database(path: index).scalar(
         "SELECT group_concat(name) FROM sqlite_master WHERE type = 'index' AND name LIKE 'tracks_%'"
       ))
-    #expect(Set(schema.split(separator: ",")) == ["tracks_in_order", "tracks_on_others_albums"])
-    #expect(try Database(path: index).scalar("PRAGMA user_version") == "3")
+    #expect(
+      Set(schema.split(separator: ","))
+        == ["tracks_in_order", "tracks_on_others_albums", "tracks_to_measure"])
+    #expect(try Database(path: index).scalar("PRAGMA user_version") == "\(Library.schemaVersion)")
     for crowded in [3000, 0] {
       upgraded.crowded = crowded
       #expect(try upgraded.search("zoe").map(\.artist) == ["Zoë"])
@@ -236,8 +262,8 @@ import Testing
     #expect(Library.firstProblem("row 3 missing from index x") == "row 3 missing from index x")
   }
 
-  /// A scan's progress line (the command's and the interface's, issue 13): files done, the
-  /// rate and the time left once there is a rate.
+  /// A scan's progress line (the command's and the interface's): files done, the rate and the time
+  /// left once there is a rate.
   @Test func aScansProgressSaysFilesRateAndTimeLeft() {
     let p = ScanProgress(done: 0, total: 50_000, read: 1_200, toRead: 50_000, elapsed: 1.5)
     #expect(p.summary == "1200 of 50000 files read, 800 a second, about 1:01 left")
@@ -344,16 +370,15 @@ import Testing
     try make("crash.flac", ["title": "C"])
     try make("z.flac", ["title": "Z"])
     let script = folder + "/fake-tags"
-    let text = """
+    writeScript(
+      script,
+      """
       #!/bin/bash
       while IFS= read -r -d '' p; do
         case "$p" in *crash*) kill -SEGV $$ ;; esac
         printf 'ok\\ntitle\\t%s\\n\\n' "${p##*/}"
       done
-      """
-    let fd = open(script, O_WRONLY | O_CREAT | O_TRUNC, 0o755)
-    _ = text.withCString { write(fd, $0, strlen($0)) }
-    close(fd)
+      """)
     let library = try Library(path: index)
     let report = try library.scan(music, tagHelper: script)
     #expect(report == ScanReport(found: 3, read: 3, removed: 0, unreadable: 1))
@@ -362,6 +387,113 @@ import Testing
     let crashed = try #require(all.first { $0.path.hasSuffix("crash.flac") })
     #expect(crashed.problem == "the tag reader crashed on it")
     #expect(all.filter { $0.problem == nil }.count == 2)
+  }
+
+  /// The interface's readers (opened unchecked) keep a small page cache; a scan's connection
+  /// keeps SQLite's own.
+  @Test func readersKeepASmallPageCache() throws {
+    let scanner = try Library(path: index)
+    let reader = try Library(path: index, checked: false)
+    #expect(try reader.database.scalar("PRAGMA cache_size") == "-\(Library.readerCacheKiB)")
+    #expect(try scanner.database.scalar("PRAGMA cache_size") == "-2000")
+  }
+
+  /// A fake hark-tags that names each file's track after the file, and dies on any file whose
+  /// name holds "crash".
+  func namingHelper() -> String {
+    let script = folder + "/fake-tags"
+    writeScript(
+      script,
+      """
+      #!/bin/bash
+      while IFS= read -r -d '' p; do
+        case "$p" in *crash*) kill -SEGV $$ ;; esac
+        n="${p##*/}"
+        printf 'ok\\ntitle\\t%s\\n\\n' "${n%.flac}"
+      done
+      """)
+    return script
+  }
+
+  /// Empty files `name0.flac`… under the music folder (the fake helper reads none of them).
+  func emptyFiles(_ names: [String]) {
+    _ = system("mkdir -p '\(music)'")
+    for name in names { close(open(music + "/" + name + ".flac", O_WRONLY | O_CREAT, 0o644)) }
+  }
+
+  /// Several helpers read ahead: every record comes back to its own file, a helper that dies
+  /// costs only the file it died on (the files sent to it after that one are read by its
+  /// successor), and the search index a scan of many files builds whole at its end finds them.
+  @Test func helpersReadingAheadGiveEachFileItsOwnTags() throws {
+    let names = (0..<150).map { "t" + String(1000 + $0).dropFirst() } + ["crash-a", "crash-b"]
+    emptyFiles(names)
+    let library = try Library(path: index)
+    library.tagReaders = 3
+    library.bulkScan = 10
+    let report = try library.scan(music, tagHelper: namingHelper())
+    #expect(report == ScanReport(found: 152, read: 152, removed: 0, unreadable: 2))
+    let all = try library.search("")
+    #expect(all.count == 152)
+    for track in all where !track.path.contains("crash") {
+      #expect(track.title.map { music + "/" + $0 + ".flac" } == track.path)
+    }
+    #expect(all.filter { $0.problem == "the tag reader crashed on it" }.count == 2)
+    #expect(try !library.searchIndexIsStale())
+    #expect(try library.search("t042").map(\.title) == ["t042"])
+    // Fed a row at a time again after it: a file added is found by the same index.
+    emptyFiles(["u999"])
+    _ = try library.scan(music, tagHelper: namingHelper())
+    #expect(try library.search("u999").map(\.title) == ["u999"])
+  }
+
+  /// An index of schema 6 (before the mark of a search index being built whole) is kept: it
+  /// gains the mark's table, unmarked, its triggers stay, and it is of this schema after.
+  @Test func anIndexOfSchemaSixGainsTheStaleMark() throws {
+    emptyFiles(["alpha"])
+    _ = try Library(path: index).scan(music, tagHelper: namingHelper())
+    let made = system(
+      "sqlite3 '\(index)' 'DROP TABLE tracks_search_stale; PRAGMA user_version = 6;' 2>/dev/null")
+    try #require(made == 0, "sqlite3 could not make a schema-6 index")
+    let upgraded = try Library(path: index)
+    #expect(upgraded.setAside == nil, "\(upgraded.setAside ?? "")")
+    #expect(try !upgraded.searchIndexIsStale())
+    #expect(try Database(path: index).scalar("PRAGMA user_version") == "\(Library.schemaVersion)")
+    emptyFiles(["beta"])
+    _ = try upgraded.scan(music, tagHelper: namingHelper())
+    #expect(try upgraded.search("alpha").map(\.title) == ["alpha"])
+    #expect(try upgraded.search("beta").map(\.title) == ["beta"])
+  }
+
+  /// A scan that was to build the search index whole and was interrupted (its tracks written,
+  /// the index left stale): searches still find every track, through the tracks themselves,
+  /// and the next scan, however small, builds the index and keeps it in step again.
+  @Test func anInterruptedBulkScanStillSearchesAndTheNextScanBuildsTheIndex() throws {
+    emptyFiles(["alpha", "beta"])
+    do {
+      let library = try Library(path: index)
+      _ = try library.scan(music, tagHelper: namingHelper())
+      // As a bulk scan leaves it before its end; then a track written without the index.
+      try library.leaveSearchIndexStale()
+      emptyFiles(["gamma"])
+    }
+    let reopened = try Library(path: index)
+    #expect(try reopened.searchIndexIsStale())
+    emptyFiles(["delta"])
+    try reopened.database.execute(
+      "INSERT INTO tracks (path, size, mtime, title, folded) VALUES ('\(music)/gamma.flac', 0, 0,"
+        + " 'gamma', 'gamma')")
+    #expect(try reopened.search("gamma").map(\.title) == ["gamma"])
+    #expect(try reopened.search("alpha").map(\.title) == ["alpha"])
+    reopened.bulkScan = .max
+    _ = try reopened.scan(music, tagHelper: namingHelper())
+    #expect(try !reopened.searchIndexIsStale())
+    for word in ["alpha", "beta", "gamma", "delta"] {
+      #expect(try reopened.search(word).map(\.title) == [word])
+    }
+    // In step again: a file added after is found through the index.
+    emptyFiles(["epsilon"])
+    _ = try reopened.scan(music, tagHelper: namingHelper())
+    #expect(try reopened.search("epsilon").map(\.title) == ["epsilon"])
   }
 }
 

@@ -3,7 +3,9 @@ import Platform
 import Testing
 
 @testable import LibraryIndex
-@testable import PlayerEngine  // SplitMix64, the queue's seeded generator
+@testable import PlayerCore  // SplitMix64, the queue's seeded generator
+import MediaFiles
+import UserText
 
 /// The search table (search in memory, as the interface types) against the index's own
 /// search: the same folding, the same words, the same order, on tracks made up by the
@@ -37,7 +39,9 @@ import Testing
 
   func write(_ text: String, to path: String) throws {
     _ = system("mkdir -p \"$(dirname '\(path)')\"")
-    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+    // Close-on-exec: a process another test spawns meanwhile through system(3) would hold the
+    // helper script open for writing, and running it would fail (ETXTBSY).
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
     try #require(fd >= 0, "cannot write \(path)")
     _ = text.withCString { Glibc.write(fd, $0, strlen($0)) }
     close(fd)
@@ -233,4 +237,36 @@ extension SplitMix64 {
 private func fourDigits(_ n: Int) -> String {
   let digits = String(n)
   return String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+}
+
+/// What the index holds to search a track by, folded part by part into one buffer, is the text
+/// its parts make joined and folded whole, as it was made before: on random tracks of tags in
+/// several scripts, with and without each tag.
+@Suite struct FoldedTextTests {
+  @Test func partsFoldedApartAreTheWholeFolded() {
+    let words = ["Zoë", "ÅSA", "Straße", "Θεοδωράκης", "Кино", "坂本", "e\u{301}", "Ǆ", "", " ", "ﬁ"]
+    var rng = SystemRandomNumberGenerator()
+    func tag() -> String? {
+      Bool.random(using: &rng)
+        ? nil
+        : (0..<Int.random(in: 1...3, using: &rng)).map { _ in
+          words.randomElement(using: &rng) ?? ""
+        }.joined(separator: " ")
+    }
+    for _ in 0..<2_000 {
+      var t = IndexedTrack(path: "/m/" + (tag() ?? "x") + "/" + (tag() ?? "y") + ".flac")
+      t.title = tag()
+      t.artist = tag()
+      t.albumArtist = tag()
+      t.album = tag()
+      t.genre = tag()
+      t.year = Bool.random(using: &rng) ? Int.random(in: 1900...2030, using: &rng) : nil
+      let name = QueueLoader.title(fromPath: t.path)
+      let whole =
+        [t.title ?? name, t.artist, t.albumArtist, t.album, t.genre, name]
+        .compactMap { $0 }.joined(separator: " ") + (t.year.map { " \($0)" } ?? "")
+      #expect(Library.foldedBytes(t) == Array(SearchText.folded(whole).utf8))
+      #expect(Library.folded(t) == SearchText.folded(whole))
+    }
+  }
 }

@@ -128,6 +128,34 @@ import Testing
     #expect(GainTagReader.read(path: folder).isEmpty)
   }
 
+  /// Whether a file has chapters, for the player to have FFmpeg read them: ID3v2's CHAP frames
+  /// (ffmpeg writes them from its metadata file's chapters), Vorbis comments' CHAPTERxx.
+  @Test func chapterMarksAreFound() throws {
+    let meta = folder + "/chapters.txt"
+    let f = try #require(fopen(meta, "w"))
+    fputs(";FFMETADATA1\n[CHAPTER]\nTIMEBASE=1/1000\nSTART=0\nEND=500\ntitle=One\n", f)
+    fclose(f)
+    let mp3 = try make(
+      "chapters.mp3",
+      [
+        "-i", meta, "-map", "0:a", "-map_chapters", "1", "-c:a", "libmp3lame", "-id3v2_version",
+        "3",
+      ], tags: [:])
+    let wanted: (String) -> Bool = {
+      $0 == GainTagReader.chaptersField || $0.hasPrefix("CHAPTER")
+    }
+    #expect(GainTagReader.read(path: mp3, keep: wanted) == ["HAS_CHAPTERS": "1"])
+    let flac = try make(
+      "chapters.flac", ["-c:a", "flac"],
+      tags: ["CHAPTER001": "00:00:00.000", "CHAPTER001NAME": "One"])
+    #expect(
+      GainTagReader.read(path: flac, keep: wanted).keys.sorted() == [
+        "CHAPTER001", "CHAPTER001NAME",
+      ])
+    let plain = try make("plain.mp3", ["-c:a", "libmp3lame"], tags: ["TITLE": "x"])
+    #expect(GainTagReader.read(path: plain, keep: wanted).isEmpty)
+  }
+
   /// mp3gain's way: APEv2 after the audio, before an ID3v1 tag.
   @Test func apeV2BeforeID3v1IsRead() {
     func item(_ key: String, _ value: String) -> [UInt8] {

@@ -208,3 +208,27 @@ import Testing
     }
   }
 }
+
+/// WirePlumber (0.5.11 and later) pauses over MPRIS the players whose sink went away: its Pause
+/// is told apart by the process that sends it, and arrives as the output's news, not the user's
+/// pause (G5). A person's Pause, from any other process, is the user's.
+@Suite(.timeLimit(.minutes(2))) struct SoundServerPauseTests {
+  @Test func aPauseFromWirePlumberSaysTheOutputWentAndAnyOtherIsTheUsers() async throws {
+    try await withTestBus { bus in
+      let player = try await FakePlayer(bus: bus, state: playingState)
+      // The same dbus-send under WirePlumber's name: what the bus daemon says of its process.
+      let wireplumber = bus.directory + "/wireplumber"
+      let copied = runCommand(
+        ["cp", "/usr/bin/dbus-send", wireplumber], environment: bus.environment)
+      try #require(copied.status == 0, "\(copied.stderr)")
+      let policy = runCommand(
+        [
+          wireplumber, "--session", "--print-reply", "--dest=org.mpris.MediaPlayer2.hark",
+          "/org/mpris/MediaPlayer2", "org.mpris.MediaPlayer2.Player.Pause",
+        ], environment: bus.environment)
+      #expect(policy.status == 0, "\(policy.stderr)")
+      #expect(bus.call("org.mpris.MediaPlayer2.Player.Pause").status == 0)
+      #expect(await player.requests(count: 2) == [.pauseForLostOutput, .pause])
+    }
+  }
+}

@@ -173,6 +173,49 @@ import Testing
     }
   }
 
+  /// A player with speeds of its own: Rate within MinimumRate…MaximumRate is forwarded; 0 (which
+  /// MPRIS would have act as Pause) and speeds outside are refused, and so is any change while
+  /// the owner says there is none to make (a live stream).
+  @Test func rateIsForwardedWithinTheRangeTheOwnerGives() async throws {
+    try await withTestBus { bus in
+      var state = playingState
+      state.rate = 1
+      state.canChangeRate = true
+      let player = try await FakePlayer(bus: bus, state: state, rates: 0.5...3)
+      let properties = "org.freedesktop.DBus.Properties"
+      let interface = "string:org.mpris.MediaPlayer2.Player"
+      #expect(
+        bus.call("\(properties).Get", interface, "string:MinimumRate").stdout.contains("double 0.5")
+      )
+      #expect(
+        bus.call("\(properties).Get", interface, "string:MaximumRate").stdout.contains("double 3"))
+      func set(_ rate: String) -> CommandOutput {
+        bus.call("\(properties).Set", interface, "string:Rate", "variant:double:\(rate)")
+      }
+      func error(_ output: CommandOutput) -> String {
+        String(output.stderr.split(separator: ":").first ?? "")
+      }
+      #expect(set("1.5").status == 0)
+      #expect(set("3").status == 0)
+      #expect(error(set("0")) == "Error org.freedesktop.DBus.Error.InvalidArgs")
+      #expect(error(set("3.5")) == "Error org.freedesktop.DBus.Error.InvalidArgs")
+      #expect(error(set("0.25")) == "Error org.freedesktop.DBus.Error.InvalidArgs")
+      #expect(await player.requests(count: 2) == [.setRate(1.5), .setRate(3)])
+      state.rate = 1.5
+      player.server.update(state)
+      await waitUntil("Rate reads 1.5") {
+        bus.call("\(properties).Get", interface, "string:Rate").stdout.contains("double 1.5")
+      }
+      state.canChangeRate = false
+      player.server.update(state)
+      await waitUntil("the owner's word that there is no speed to change") {
+        error(set("2")) == "Error org.freedesktop.DBus.Error.NotSupported"
+      }
+      #expect(set("1.5").status == 0, "the speed it has is no change")
+      #expect(player.log.all.count == 2)
+    }
+  }
+
   @Test func wrongCallsGetTheStandardErrors() async throws {
     try await withTestBus { bus in
       let player = try await FakePlayer(bus: bus, state: playingState)

@@ -60,6 +60,46 @@ import Testing
     #expect(name == "hark-test-name\n")
   }
 
+  /// The session server's priority (G5: the loss of an output is heard of at once on a busy
+  /// machine): every thread of the process, one that waits included, and the threads started
+  /// afterwards. Without the privilege, nothing changes and the refusal says why. Each thread
+  /// goes back to its own value after (raising a nice value needs no privilege).
+  @Test func raisingThePriorityReachesEveryThreadOrSaysWhy() throws {
+    @Sendable func nice(_ tid: pid_t) -> Int32 {
+      getpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(tid))
+    }
+    let started = Platform.Semaphore()
+    let release = Platform.Semaphore()
+    nonisolated(unsafe) var waiting: pid_t = 0
+    let thread = try JoinableThread(named: "nice-probe") {
+      waiting = currentThreadID()
+      started.signal()
+      release.wait()
+    }
+    #expect(started.wait(microseconds: 5_000_000))
+    let me = currentThreadID()
+    let before = (nice(me), nice(waiting))
+    let target = min(before.0, before.1) - 3
+    let refusal = raiseProcessPriority(to: target)
+    let after = (nice(me), nice(waiting))
+    nonisolated(unsafe) var inherited: Int32 = 99
+    let later = try JoinableThread { inherited = nice(currentThreadID()) }
+    later.join()
+    for (tid, value) in [(me, before.0), (waiting, before.1)] {
+      _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(tid), value)
+    }
+    release.signal()
+    thread.join()
+    if let refusal {
+      #expect(refusal.code == EACCES || refusal.code == EPERM)
+      #expect(after == before)
+      #expect(inherited == before.0)
+    } else {
+      #expect(after == (target, target))
+      #expect(inherited == target)
+    }
+  }
+
   @Test func aSemaphoreTimesOutWhenNotSignalled() {
     let semaphore = Platform.Semaphore()
     let start = monotonicNanoseconds()
@@ -162,8 +202,9 @@ import Testing
   }
 }
 
-/// File names are bytes (issue 12): a name that is not UTF-8 is kept whole in a String and
-/// turns back into the very bytes, for every sequence of bytes.
+/// File names are bytes (a Latin-1 folder from an old rip is as much the user's as any): a name
+/// that is not UTF-8 is kept whole in a String and turns back into the very bytes, for every
+/// sequence of bytes.
 @Suite struct FileNameTests {
   @Test func aLatin1NameKeepsItsBytes() {
     let latin1: [UInt8] = Array("caf".utf8) + [0xE9] + Array(".flac".utf8)

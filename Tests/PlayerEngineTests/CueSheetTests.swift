@@ -4,9 +4,10 @@ import Glibc
 import Testing
 
 @testable import PlayerEngine
+@testable import MediaFiles
 
-/// Cue sheets (issue 12): a concert ripped to one file with its .cue is its tracks, with their
-/// titles and performers, gapless between them, each seekable within itself.
+/// Cue sheets: a concert ripped to one file with its .cue is its tracks, with their titles and
+/// performers, gapless between them, each seekable within itself.
 @Suite(.timeLimit(.minutes(2))) final class CueSheetTests {
   private let folder: String = {
     var template = Array("/tmp/hark-cue.XXXXXX".utf8CString)

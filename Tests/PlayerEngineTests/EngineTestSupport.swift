@@ -37,8 +37,8 @@ final class EngineRig: Sendable {
     queue paths: [String], tracks: [String: ToneDecoder.Configuration],
     unreadable: [String: String] = [:], output: FakeOutput.Options = FakeOutput.Options(),
     perOpening: [Int: FakeOutput.Options] = [:], failingOpens: Set<Int> = [],
-    refusing: Set<PCMFormat> = [], slowOpens: [String: Duration] = [:],
-    configure: (inout AudioEngine.Configuration) -> Void = { _ in }
+    refusing: Set<PCMFormat> = [], slowOpens: [String: Duration] = [:], wrapping: Bool = false,
+    rates: [String: Double] = [:], configure: (inout AudioEngine.Configuration) -> Void = { _ in }
   ) {
     let library = ToneLibrary(tracks, unreadable: unreadable, slowOpens: slowOpens)
     let devices = FakeDevices(
@@ -53,9 +53,14 @@ final class EngineRig: Sendable {
     self.library = library
     self.devices = devices
     self.queue = queue
-    engine = AudioEngine(configuration: configuration) { track in
-      track.id + 1 < queue.count ? queue[track.id + 1] : nil
-    }
+    // `wrapping`: the queue repeats, as with repeat all.
+    // `rates`: the speed each path begins at (the player's spoken-word rates), 1 for others.
+    engine = AudioEngine(
+      configuration: configuration,
+      nextTrack: { track in
+        track.id + 1 < queue.count ? queue[track.id + 1] : wrapping ? queue.first : nil
+      },
+      rateOf: { track, _ in rates[track.path] ?? 1 })
     Task { [engine, log] in
       for await event in engine.events { log.append(event) }
       log.finish()
@@ -146,6 +151,32 @@ func counterFrames(_ output: FakeOutput?, fromFrame start: Int = 0) -> [Int?] {
   guard let output else { return [] }
   return ToneDecoder.counterFrames(
     in: output.recordedSamples(fromFrame: start), channels: output.format.channels)
+}
+
+/// The frames a park's fade-out takes (AudioEngine.Configuration.fadeOut, 5 ms) at 44.1 kHz.
+let fadeOutFrames = cd.frames(in: 0.005)
+
+/// Where the fade-out that ends at frame `end` of `output`'s recording (a counter track whose
+/// frame f is counter frame `first + f`) strays from a fade: its gains must fall from full to
+/// silence, never rising, and land on 0, so that the sound stops without a click. Nil when it
+/// is one.
+func fadeOutFault(_ output: FakeOutput?, endingAt end: Int, first: Int = 0) -> String? {
+  guard let output, end >= fadeOutFrames else { return "no fade-out recorded before \(end)" }
+  let samples = output.recordedSamples()
+  let channels = output.format.channels
+  guard samples.count >= end * channels else { return "only \(samples.count / channels) frames" }
+  var last: Float = 1.000_1
+  for f in (end - fadeOutFrames)..<end {
+    let gains = (0..<channels).map { c in
+      samples[f * channels + c] / ToneDecoder.counterValue(frame: first + f, channel: c)
+    }
+    guard let g = gains.first, gains.allSatisfy({ abs($0 - g) < 1e-4 }) else {
+      return "frame \(f): its channels are at gains \(gains)"
+    }
+    guard g <= last + 1e-4 else { return "frame \(f): the gain rose from \(last) to \(g)" }
+    last = g
+  }
+  return last < 0.01 ? nil : "the fade-out ends at gain \(last), not silence"
 }
 
 /// Where `got` first differs from `expected`, in words; nil when they are the same.

@@ -3,12 +3,13 @@ import AudioTestSupport
 import Platform
 import Testing
 
+@testable import PlayerCore
 @testable import PlayerEngine
 
-/// Issue 11: a duck, its end and silent mode's mute (G9, G2) never restart the stream and never
-/// move the position back. Where the device can take back what it holds, the new gain is heard
-/// at once; where it cannot (a sound server's plugin), from the next frame written. Either way
-/// every frame of the track is heard once, in order.
+/// A duck, its end and silent mode's mute (G9, G2) never restart the stream and never move the
+/// position back. Where the device can take back what it holds, the new gain is heard at once;
+/// where it cannot (a sound server's plugin), from the next frame written. Either way every frame
+/// of the track is heard once, in order.
 @Suite(.timeLimit(.minutes(2))) struct GainChangeTests {
   /// 200 ms held in the device: a duck written only to new frames would start that late.
   let held = 8_820
@@ -37,7 +38,10 @@ import Testing
       await rig.eventually { rig.framesWritten >= rewoundTo + held + ramp + 3 * chunk })
     rig.engine.pause()
 
-    let heard = heardSamples(output).count / 2
+    // The pause ramps out over its last 5 ms where what the device still held after taking
+    // back was short enough (it fades the ducked sound to silence, below the duck's gain):
+    // the duck is read from what came before.
+    let heard = heardSamples(output).count / 2 - fadeOutFrames
     let gains = try heardGains(output, frames: heard)
     let duckStart = try #require(gains.firstIndex { $0 < 1 - 1e-6 })
     #expect(duckStart == rewoundTo, "the duck began at \(duckStart), not where it took back")
@@ -188,6 +192,45 @@ import Testing
         abs(heard - 2 * frames) <= paused * 3 * chunk,
         "\(context): \(heard) frames heard; \(output.calls)")
     }
+  }
+
+  /// The sleep timer's fade (`fadeOut`): the gain falls to silence over the seconds asked, not
+  /// over the duck's 40 ms, from the next frames written and without a restart; silent, it
+  /// plays on until paused; `endFade` after the pause gives the next play its gain back.
+  @Test func theSleepTimersFadeTakesItsSecondsAndEndsInSilence() async throws {
+    let rig = EngineRig(
+      queue: ["a.wav"], tracks: ["a.wav": .counter(44_100 * 30)],
+      output: FakeOutput.Options(pacing: .realTime(speed: 4), latencyFrames: held))
+    defer { rig.shutdown() }
+    rig.start("a.wav")
+    let output = try #require(
+      await rig.eventually { rig.framesWritten >= held + 4_410 } ? rig.output() : nil)
+    let asked = output.framesWritten
+    rig.engine.fadeOut(over: 0.5)
+    let fade = cd.frames(in: 0.5)
+    try #require(
+      await rig.eventually(.seconds(20)) {
+        output.framesWritten >= asked + 2 * chunk + fade + 4_410
+      })
+    let written = output.framesWritten
+    rig.engine.pause()
+    // Nothing taken back or discarded before the pause: recorded frame n is counter frame n.
+    let samples = output.recordedSamples()
+    func gain(_ f: Int) -> Float? {
+      let expected = ToneDecoder.counterValue(frame: f, channel: 0)
+      return expected == 0 ? nil : samples[f * 2] / expected
+    }
+    let start = try #require((asked - chunk..<written).first { (gain($0) ?? 1) < 1 - 1e-6 })
+    #expect(start <= asked + 2 * chunk, "the fade began at \(start), asked at \(asked)")
+    let half = try #require(gain(start + fade / 2) ?? gain(start + fade / 2 + 1))
+    #expect(abs(half - 0.5) < 0.01, "half way through, the gain is \(half)")
+    #expect(
+      (start + fade..<start + fade + 4_410).allSatisfy { (gain($0) ?? 0) == 0 },
+      "not silent after the fade")
+    #expect(output.discardCount == 1, "restarted before the pause: \(output.calls)")
+    rig.engine.endFade()
+    #expect(Float(bitPattern: rig.engine.signals.targetGainBits.load(ordering: .acquiring)) == 1)
+    #expect(rig.engine.signals.targetRampNanoseconds.load(ordering: .relaxed) == 0)
   }
 
   // MARK: Reading what was heard

@@ -3,7 +3,7 @@ import Testing
 
 @testable import PlayerEngine
 
-/// `Player.Action.restore`: the terminal interface's saved queue comes back paused where it
+/// `PlayerAction.restore`: the terminal interface's saved queue comes back paused where it
 /// was, and play goes on from there.
 @Suite(.timeLimit(.minutes(2))) struct PlayerRestoreTests {
   @Test func aRestoredQueueIsPausedAtItsPositionAndPlaysFromThere() async throws {

@@ -1,11 +1,11 @@
 import AudioCore
 import Glibc
 import Platform
-import PlayerEngine
 import SessionCore
 import Testing
 
 @testable import PlayerLink
+import PlayerCore
 
 /// A player that records what it is asked and publishes what the test tells it to.
 final class FakeConnection: PlayerConnection, Sendable {
@@ -32,7 +32,7 @@ final class FakeConnection: PlayerConnection, Sendable {
     state.withLock { $0.done.append("command \(command)") }
     return answer
   }
-  func perform(_ action: Player.Action) async {
+  func perform(_ action: PlayerAction) async {
     state.withLock { $0.done.append("action \(action)") }
   }
   func publish(_ snapshot: PlayerSnapshot, _ notices: [PlayerNotice] = []) {
@@ -338,7 +338,7 @@ func sampleSnapshot(queueSize: Int = 3) -> PlayerSnapshot {
     #expect(
       fake.done.suffix(3) == [
         "action restore(paths: [\"/a\"], current: Optional(0), position: 1.0, shuffle: false, "
-          + "repeatMode: PlayerEngine.RepeatMode.off)",
+          + "repeatMode: PlayerCore.RepeatMode.off)",
         "action setShuffle(true)", "command play",
       ])
     remote.detach()

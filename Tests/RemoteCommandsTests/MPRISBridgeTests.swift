@@ -1,10 +1,11 @@
 import MPRIS
-import PlayerEngine
-import SessionCore
 import Platform
+import SessionCore
 import Testing
 
 @testable import RemoteCommands
+import PlayerCore
+import AudioCore
 
 /// The mapping between MPRIS and hark's own vocabulary (the bus itself is tested in
 /// MPRISTests and end to end with playerctl).
@@ -45,6 +46,17 @@ import Testing
     #expect(state.playbackStatus == .playing)
   }
 
+  /// The chapter heard, in hark's own key (MPRIS has no word for chapters); none without.
+  @Test func theChapterHeardIsHarksOwnKey() throws {
+    #expect(MPRISBridge.state(of: playing, directory: "/").track?.extra["hark:chapter"] == nil)
+    var book = playing
+    book.chapters = [Chapter(start: 0, title: "Opening"), Chapter(start: 30)]
+    book.position = 12
+    #expect(MPRISBridge.state(of: book, directory: "/").track?.extra["hark:chapter"] == "Opening")
+    book.position = 31
+    #expect(MPRISBridge.state(of: book, directory: "/").track?.extra["hark:chapter"] == "Chapter 2")
+  }
+
   @Test func G3_volumeIsTheSystemVolumeOrNothing() {
     #expect(MPRISBridge.state(of: playing, directory: "/").volume == 0.4)
     var muted = playing
@@ -62,6 +74,8 @@ import Testing
     #expect(MPRISBridge.translate(.next, current: s) == .command(.nextTrack))
     #expect(MPRISBridge.translate(.previous, current: s) == .command(.previousTrack))
     #expect(MPRISBridge.translate(.stop, current: s) == .command(.stop))
+    // WirePlumber's Pause as a sink goes: the output's news for the player, not a command.
+    #expect(MPRISBridge.translate(.pauseForLostOutput, current: s) == .action(.pauseForLostOutput))
     #expect(
       MPRISBridge.translate(.seek(by: .seconds(5)), current: s)
         == .command(.skipForward(seconds: 5)))
@@ -89,6 +103,17 @@ import Testing
     #expect(MPRISBridge.translate(.setLoopStatus(.track), current: s) == .action(.setRepeat(.one)))
     #expect(MPRISBridge.translate(.setShuffle(true), current: s) == .action(.setShuffle(true)))
     #expect(MPRISBridge.translate(.setVolume(0.25), current: s) == .action(.setVolume(percent: 25)))
+    #expect(MPRISBridge.translate(.setRate(1.5), current: s) == .command(.changePlaybackRate(1.5)))
+  }
+
+  /// Rate is the speed heard, and a write to it is taken exactly when the command is enabled.
+  @Test func rateIsTheSpeedHeardAndChangesOnlyWhenItMay() {
+    var s = playing
+    s.rate = 1.75
+    #expect(MPRISBridge.state(of: s, directory: "/").rate == 1.75)
+    #expect(!MPRISBridge.state(of: s, directory: "/").canChangeRate)
+    s.enabledCommands.insert(.changePlaybackRate)
+    #expect(MPRISBridge.state(of: s, directory: "/").canChangeRate)
   }
 
   @Test func openURIAddsLocalFilesAndStreams() {

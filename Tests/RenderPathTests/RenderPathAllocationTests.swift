@@ -8,8 +8,8 @@ import Testing
 
 /// docs/HACKING.md ("The audio path") and the engine's contract: the render thread allocates nothing once it runs.
 /// A test-only C target replaces malloc and its kin for this test binary and counts the calls
-/// made on the render thread while it plays, is paused and resumed, is ducked, seeks, and
-/// crosses a gapless track change.
+/// made on the render thread while it plays, is paused and resumed, is ducked, fades out for the
+/// sleep timer, seeks, and crosses a gapless track change.
 /// Not in a build under a sanitizer, which owns malloc (the counter is absent there).
 @Suite(.serialized, .enabled(if: cmc_available() != 0, "malloc belongs to the sanitizer here"))
 struct RenderPathAllocationTests {
@@ -38,7 +38,10 @@ struct RenderPathAllocationTests {
     engine.setDucked(true)
     try await Task.sleep(for: .milliseconds(100))
     engine.setDucked(false)
+    engine.fadeOut(over: 1)
+    try await Task.sleep(for: .milliseconds(60))
     engine.pause()
+    engine.endFade()
     engine.play()
     try await Task.sleep(for: .milliseconds(100))
 
@@ -48,7 +51,11 @@ struct RenderPathAllocationTests {
       engine.setDucked(true)
       try await Task.sleep(for: .milliseconds(80))
       engine.setDucked(false)
+      // The sleep timer's fade: a ramp of seconds, then its end after the pause.
+      engine.fadeOut(over: 1)
+      try await Task.sleep(for: .milliseconds(60))
       engine.pause()
+      engine.endFade()
       engine.play()
       engine.seek(to: 2)
       try await Task.sleep(for: .milliseconds(80))

@@ -77,9 +77,9 @@ import Testing
     #expect(policy.isActive(hark) && policy.isActive(other))
   }
 
-  /// Spoken word (issue 14): a prompt that interrupts spoken audio pauses a podcast instead of
-  /// ducking it (words over words are lost), resumably, and still only ducks music; its end,
-  /// with notify, lets the podcast resume (G14).
+  /// Spoken word: a prompt that interrupts spoken audio pauses a podcast instead of ducking it
+  /// (words over words are lost), resumably, and still only ducks music; its end, with notify, lets
+  /// the podcast resume (G14).
   @Test func G9_G14_aPromptPausesSpokenAudioResumablyAndDucksMusic() {
     var policy = SessionPolicy()
     let podcast = policy.add(1, "podcast", .podcast)
@@ -88,7 +88,10 @@ import Testing
     policy.succeed(.activate(podcast))
     policy.succeed(.activate(game))
     let began = policy.succeed(.activate(nav))
-    #expect(began.interruptions(for: podcast) == [beganByOtherAudio("nav")])
+    // A prompt that interrupts spoken audio says it is a navigation prompt.
+    #expect(
+      began.interruptions(for: podcast)
+        == [.began(InterruptionCause(kind: .navigation, by: "nav"))])
     #expect(!policy.isActive(podcast))
     #expect(!policy.isDucked(podcast), "paused, not ducked")
     #expect(policy.isActive(game) && policy.isDucked(game), "other audio is ducked as before")
@@ -283,9 +286,9 @@ import Testing
     #expect(!policy.isOtherAudioPlaying(besides: game))
   }
 
-  /// G12 (issue 14): while it records, music is interrupted as for a call (resumably, when the
-  /// recorder deactivates with notify), a mixable game too, and nothing but a call may start:
-  /// no alert sounds into the recording. A call may (G11), and interrupts the recording.
+  /// G12: while it records, music is interrupted as for a call (resumably, when the recorder
+  /// deactivates with notify), a mixable game too, and nothing but a call may start: no alert
+  /// sounds into the recording. A call may (G11), and interrupts the recording.
   @Test func G12_aRecordingSilencesEverythingButACall() {
     var policy = SessionPolicy()
     let hark = policy.add(1, "hark", .music)

@@ -16,7 +16,7 @@ import Testing
 
   @Test func whileTheServerStartsWhatNeedsTheServerIsRefused() {
     let refused: [SessionRequestKind] = [
-      .status, .setSilent, .route, .command, .handOver, .stopServer, .outputLost,
+      .status, .setSilent, .route, .command, .handOver, .stopServer, .outputLost, .setTimer,
     ]
     for kind in refused { #expect(AnswerWhileServerStarts(kind) == .refuse, "\(kind)") }
     // Every kind has one of the three answers; none is forgotten.

@@ -200,3 +200,42 @@ import Testing
     #expect(policy.succeed(.deactivate(music, .notifyOthersOnDeactivation)).isEmpty)
   }
 }
+
+/// What an interrupter is, as others are told: its role where it said one in its hello, else
+/// what its category makes it; a sound-server stream by its media role.
+@Suite struct InterruptionKindTests {
+  @Test func anAppsRoleOrCategorySaysWhatItInterruptsAs() {
+    typealias K = InterruptionCause.Kind
+    #expect(K(role: .alarm, category: .playback, options: [], isCall: false) == .alarm)
+    #expect(K(role: nil, category: .playback, options: [], isCall: false) == .otherAudio)
+    #expect(K(role: .music, category: .playback, options: [], isCall: false) == .otherAudio)
+    #expect(
+      K(
+        role: nil, category: .playback, options: [.interruptSpokenAudioAndMixWithOthers],
+        isCall: false) == .navigation)
+    #expect(K(role: nil, category: .playAndRecord, options: [], isCall: false) == .assistant)
+    #expect(K(role: nil, category: .playAndRecord, options: [], isCall: true) == .call)
+    #expect(K(role: .alarm, category: .record, options: [], isCall: false) == .recording)
+    #expect(K(mediaRole: "Alert") == .alarm)
+    #expect(K(mediaRole: "alarm") == .alarm)
+    #expect(K(mediaRole: "Communication") == .call)
+    #expect(K(mediaRole: "phone") == .call)
+    #expect(K(mediaRole: "Navigation") == .navigation)
+    #expect(K(mediaRole: "Assistant") == .assistant)
+    #expect(K(mediaRole: "Music") == .otherAudio)
+    #expect(K(mediaRole: nil) == .otherAudio)
+  }
+
+  @Test func anAlarmThatSaysItIsOneInterruptsAsAnAlarm() {
+    var policy = SessionPolicy()
+    let hark = policy.add(1, "hark", .music)
+    _ = policy.succeed(.activate(hark))
+    _ = policy.succeed(.connect(SessionID(2), AppIdentity(name: "alarm", pid: 2, role: .alarm)))
+    _ = policy.succeed(.setCategory(SessionID(2), .playback, mode: .default, options: []))
+    let notes = policy.succeed(.activate(SessionID(2)))
+    #expect(
+      notes.events(for: hark) == [
+        .interruption(.began(InterruptionCause(kind: .alarm, by: "alarm")))
+      ])
+  }
+}

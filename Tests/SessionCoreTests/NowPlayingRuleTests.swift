@@ -67,9 +67,9 @@ import Testing
     #expect(policy.isEligibleForNowPlaying(hark))
   }
 
-  /// Issue 16: an interrupter that dies (a call killed with SIGKILL) or that speaks and goes
-  /// (an assistant) makes no other app the primary one: the paused player stays eligible, so
-  /// the user's own play reaches it (G18 must not make "press play" impossible).
+  /// An interrupter that dies (a call killed with SIGKILL) or that speaks and goes (an assistant)
+  /// makes no other app the primary one: the paused player stays eligible, so the user's own play
+  /// reaches it (G18 must not make "press play" impossible).
   @Test(arguments: [false, true])
   func G18_anInterruptionEndedByNobodyElsesPlayingLeavesThePlayerEligible(crashed: Bool) {
     var policy = SessionPolicy()
@@ -87,8 +87,8 @@ import Testing
     #expect(policy.nowPlaying == hark)
   }
 
-  /// An older player still waiting on an interruption does not take the listener from the one
-  /// the user played last: after an assistant left that one paused, play goes to it (issue 16).
+  /// An older player still waiting on an interruption does not take the listener from the one the
+  /// user played last: after an assistant left that one paused, play goes to it.
   @Test func G18_theLastPlayerPausedByAnEndedInterruptionKeepsTheKeysBeforeAnOlderOne() {
     var policy = SessionPolicy()
     let commands: Set<RemoteCommandKind> = [.play, .pause]
@@ -151,12 +151,39 @@ import Testing
     #expect(notes.isEmpty)
   }
 
-  /// Ways out of the audio context: stopped, nothing loaded, nothing the app can honour.
+  /// Ways out of the audio context: nothing loaded, nothing the app can honour.
   static let exits: [(PlaybackInfo?, Set<RemoteCommandKind>)] = [
-    (info(.stopped), [.play]),
     (nil, [.play]),
     (info(.paused), []),
   ]
+
+  /// As on the phone, the app that played stays the now-playing app when it stops (Play starts
+  /// its track again, as MPRIS's Stop then Play does), until another app plays.
+  @Test func G18_aStoppedAppStaysTheNowPlayingAppUntilAnotherPlays() {
+    var policy = SessionPolicy()
+    let hark = policy.add(1, "hark", .music)
+    policy.succeed(.publish(hark, info(.playing), enabledCommands: [.pause, .nextTrack]))
+    var stopped = info(.stopped)
+    stopped.pausedBy = .user
+    let notes = policy.succeed(.publish(hark, stopped, enabledCommands: [.play]))
+    #expect(policy.nowPlaying == hark)
+    #expect(notes.events(for: hark).isEmpty, "nothing changed for it")
+    // Another app that was paused before does not take it: it has not played since.
+    let other = policy.add(2, "other", .music)
+    policy.succeed(.publish(other, info(.paused), enabledCommands: [.play]))
+    #expect(policy.nowPlaying == hark)
+    // It plays: it is the now-playing app, and stays it when it stops in turn.
+    let plays = policy.succeed(.publish(other, info(.playing), enabledCommands: [.pause]))
+    #expect(policy.nowPlaying == other)
+    #expect(plays.events(for: hark) == [.nowPlaying(isNowPlaying: false)])
+    policy.succeed(.publish(other, stopped, enabledCommands: [.play]))
+    #expect(policy.nowPlaying == other)
+    #expect(!policy.isEligibleForNowPlaying(hark) || policy.nowPlaying != hark)
+    // An app that never played is not eligible stopped.
+    let fresh = policy.add(3, "fresh", .music)
+    policy.succeed(.publish(fresh, stopped, enabledCommands: [.play]))
+    #expect(!policy.isEligibleForNowPlaying(fresh))
+  }
 
   @Test(arguments: exits)
   func G18_leavingTheAudioContextGivesUpNowPlaying(

@@ -58,6 +58,8 @@ import Testing
     #expect(coverage.ducked > 0)
     #expect(coverage.nowPlayingChanges > 0)
     #expect(coverage.routeChanges > 0)
+    #expect(coverage.heldBySoundServer > 0)
+    #expect(coverage.duckedBySoundServer > 0)
   }
 
   private static func check(
@@ -116,7 +118,11 @@ import Testing
     (2, publish),
     (1, Gen.bool.map { Step.silentMode($0) }),
     (1, routeAction.map { Step.route($0) }),
-    (0.3, Gen.int(in: 0...4).map { Step.stranger($0) })
+    (0.3, Gen.int(in: 0...4).map { Step.stranger($0) }),
+    (1, zip(slot, Gen.int(in: 0...1)).map { Step.holdStream(slot: $0, holder: $1) }),
+    (0.5, Gen.int(in: 0...1).map { Step.holdOutput(holder: $0) }),
+    (1, zip(Gen.int(in: 0...1), Gen.bool(0.3)).map { Step.releaseHold(holder: $0, lost: $1) }),
+    (1, zip(slot, Gen.bool).map { Step.soundServerDucks(slot: $0, $1) })
   )
 }
 
@@ -132,6 +138,14 @@ enum Step: Hashable, Sendable {
   case route(RouteAction)
   /// An event for a session that never connected.
   case stranger(Int)
+  /// The sound server holds a session's stream back (a role policy's cork) for the thing
+  /// `holder` (0 or 1) stands for; or holds back the current output (a headset switching
+  /// profile); or lets what `holder` held go, with the output lost or not.
+  case holdStream(slot: Int, holder: Int)
+  case holdOutput(holder: Int)
+  case releaseHold(holder: Int, lost: Bool)
+  /// The sound server ducks a session's stream itself, or no longer.
+  case soundServerDucks(slot: Int, Bool)
 }
 
 /// What is checked after every event.
@@ -150,8 +164,8 @@ enum Invariant: Hashable, Sendable {
   /// G9, G11: never two non-mixable sessions active, nothing active beside a call, and
   /// nobody gains or loses the audio without activating, deactivating or a `began`.
   case activity
-  /// G9: ducked exactly while active beside another active session with duckOthers, and the
-  /// last `.ducking` event says so.
+  /// G9: ducked exactly while active beside another active session with duckOthers (unless
+  /// the sound server ducks it itself), and the last `.ducking` event says so.
   case ducking
   /// G2, G9, G18: muting, the secondary-audio hint and now-playing follow the rules, and the
   /// last event of each kind a session received matches its state.
@@ -164,6 +178,7 @@ struct Coverage {
   var endedResuming = 0, endedNotResuming = 0, endedByExit = 0, endedAfterSeveralInterrupters = 0
   var refusedDuringCall = 0, otherFailures = 0
   var ducked = 0, nowPlayingChanges = 0, routeChanges = 0
+  var heldBySoundServer = 0, duckedBySoundServer = 0
 
   mutating func add(_ o: Coverage) {
     began += o.began
@@ -177,6 +192,8 @@ struct Coverage {
     ducked += o.ducked
     nowPlayingChanges += o.nowPlayingChanges
     routeChanges += o.routeChanges
+    heldBySoundServer += o.heldBySoundServer
+    duckedBySoundServer += o.duckedBySoundServer
   }
 }
 
@@ -213,10 +230,16 @@ enum SpecRules {
   }
 
   /// What an interruption by `x` says it is.
+  /// (The generated apps say no role in their hello: their category says what they are.)
   static func cause(_ x: Profile, name: String) -> InterruptionCause {
-    InterruptionCause(
-      kind: x.mode == .voiceCall ? .call : x.category == .record ? .recording : .otherAudio,
-      by: name)
+    let kind: InterruptionCause.Kind =
+      x.mode == .voiceCall
+      ? .call
+      : x.category == .record
+        ? .recording
+        : x.options.contains(.interruptSpokenAudioAndMixWithOthers)
+          ? .navigation : x.category == .playAndRecord ? .assistant : .otherAudio
+    return InterruptionCause(kind: kind, by: name)
   }
 }
 
@@ -232,6 +255,8 @@ struct InterruptionModel {
   var interrupters: [SessionID: Set<SessionID>] = [:]
   /// Per interrupted session, AND of "left with notifyOthersOnDeactivation" over departures.
   var resumable: [SessionID: Bool] = [:]
+  /// What the sound server holds back, by the session standing for the holder: why, and whom.
+  private(set) var holds: [SessionID: (cause: InterruptionCause, held: Set<SessionID>)] = [:]
   /// How many interruptions ended after having had more than one interrupter.
   private(set) var endedAfterSeveral = 0
   private var peak: [SessionID: Int] = [:]
@@ -249,16 +274,64 @@ struct InterruptionModel {
       // Taking the audio back ends the session's own interruption, silently.
       forget(id)
       takeAudio(id, Profile(s), name: s.identity.name, before: before, into: &out)
+      // Held back still: interrupted again at once, by every holder that holds it.
+      let holders = holds.keys.sorted().filter { holds[$0]?.held.contains(id) == true }
+      if let first = holders.first, let cause = holds[first]?.cause {
+        out[id] = .began(cause)
+        interrupters[id] = Set(holders)
+        resumable[id] = true
+        peak[id] = holders.count
+      }
     case .deactivate(let id, let options):
       let notify = options.contains(.notifyOthersOnDeactivation)
       depart(id, notify: notify, reason: .interrupterDeactivated, into: &out)
     case .disconnect(let id):
       depart(id, notify: false, reason: .interrupterExited, into: &out)
       forget(id)
-    case .connect, .publish, .setSilentMode, .route, .sinkRoute, .outputLost, .streamOutput:
+      for holder in holds.keys { holds[holder]?.held.remove(id) }
+    case .holdStream(let id, let holder, let cause):
+      holds[holder, default: (cause, [])].held.insert(id)
+      hold(id, by: holder, cause: cause, before: before, into: &out)
+    case .holdOutput(let output, let holder, let cause):
+      holds[holder] = (cause, [])
+      for id in before.sessions.keys where before.route(of: id).name == output.name {
+        holds[holder]?.held.insert(id)
+        hold(id, by: holder, cause: cause, before: before, into: &out)
+        // An interrupted session hears what it waits for now (see SessionPolicy.hold).
+        if let present = interrupters[id], !present.isEmpty, out[id] == nil {
+          out[id] = .began(cause)
+        }
+      }
+    case .releaseHold(let holder, let lost):
+      guard holds.removeValue(forKey: holder) != nil else { break }
+      depart(
+        holder, notify: lost == nil,
+        reason: lost == nil ? .interrupterDeactivated : .interrupterExited, into: &out)
+    case .connect, .publish, .setSilentMode, .route, .sinkRoute, .outputLost, .streamOutput,
+      .duckedBySoundServer:
       break
     }
     return out
+  }
+
+  /// Whether a hold holds `id` back.
+  func isHeld(_ id: SessionID) -> Bool { holds.values.contains { $0.held.contains(id) } }
+
+  /// A hold on `id`: `began` if it is active, one more interrupter if it is interrupted.
+  private mutating func hold(
+    _ id: SessionID, by holder: SessionID, cause: InterruptionCause, before: SessionPolicy,
+    into out: inout [SessionID: Interruption]
+  ) {
+    guard let s = before.sessions[id] else { return }
+    if s.isActive {
+      out[id] = .began(cause)
+      interrupters[id] = [holder]
+      resumable[id] = true
+      peak[id] = 1
+    } else if let present = interrupters[id], !present.isEmpty {
+      interrupters[id] = present.union([holder])
+      peak[id] = max(peak[id] ?? 0, present.union([holder]).count)
+    }
   }
 
   private mutating func forget(_ id: SessionID) {
@@ -325,6 +398,9 @@ struct PolicyRun {
   private var open: Set<SessionID> = []
   private var heard: [SessionID: Heard] = [:]
   private var count = 0
+  /// The sessions standing for holders 0 and 1 now (a new one after each release).
+  private var holders: [SessionID] = [SessionID(20_000), SessionID(20_001)]
+  private var nextHolder: UInt64 = 20_002
   /// The first violation of each invariant, with the event that caused it.
   private(set) var problems: [Invariant: String] = [:]
   private(set) var coverage = Coverage()
@@ -369,6 +445,22 @@ struct PolicyRun {
         .setCategory(stranger, .playback, mode: .default, options: []),
       ]
       apply(events[n % events.count])
+    case .holdStream(let slot, let h):
+      apply(
+        .holdStream(
+          slots[slot], holder: holders[h],
+          cause: InterruptionCause(kind: .otherAudio, by: "alert \(holders[h])")))
+    case .holdOutput(let h):
+      apply(
+        .holdOutput(
+          policy.routes.current, holder: holders[h],
+          cause: InterruptionCause(kind: .call, by: "headset \(holders[h])")))
+    case .releaseHold(let h, let lost):
+      apply(.releaseHold(holder: holders[h], lost: lost ? policy.routes.current : nil))
+      holders[h] = SessionID(nextHolder)
+      nextHolder += 1
+    case .soundServerDucks(let slot, let ducked):
+      apply(.duckedBySoundServer(slots[slot], ducked))
     }
   }
 
@@ -452,8 +544,11 @@ struct PolicyRun {
       let takesOptions = category == .playback || category == .playAndRecord
       return options.isEmpty || takesOptions ? nil : .optionsNotAllowed(category, options)
     case .deactivate(let id, _), .disconnect(let id), .publish(let id, _, _),
-      .outputLost(let id, _), .streamOutput(let id, _):
+      .outputLost(let id, _), .streamOutput(let id, _), .holdStream(let id, _, _),
+      .duckedBySoundServer(let id, _):
       return p.sessions[id] == nil ? .unknownSession(id) : nil
+    case .holdOutput, .releaseHold:
+      return nil
     case .setSilentMode:
       return nil
     case .route(let action), .sinkRoute(let action):
@@ -482,12 +577,17 @@ struct PolicyRun {
       actual[n.session] = i
       switch i {
       case .began(let cause):
-        if open.contains(n.session) {
+        // Told again, on purpose, of an output's hold (a headset switching profile).
+        let retold = if case .holdOutput = event { true } else { false }
+        if open.contains(n.session), !retold {
           found.add(.endedFollowsBegan, "\(n.session) got began while interrupted")
         }
         open.insert(n.session)
         coverage.began += 1
         if cause.kind == .call { coverage.callBegan += 1 }
+        if cause.by.hasPrefix("alert ") || cause.by.hasPrefix("headset ") {
+          coverage.heldBySoundServer += 1
+        }
       case .ended(let shouldResume, let reason):
         if !open.contains(n.session) {
           found.add(.endedFollowsBegan, "\(n.session) got ended without a began")
@@ -529,7 +629,7 @@ struct PolicyRun {
     if active.values.contains(where: { $0.category == .record }), active.count != 1 {
       found.add(.activity, "a recording is active alongside others: \(active.keys.sorted())")
     }
-    if case .activate(let id) = event, !policy.isActive(id) {
+    if case .activate(let id) = event, !policy.isActive(id), !model.isHeld(id) {
       found.add(.activity, "\(id) activated but is not active")
     }
     for (id, s) in policy.sessions {
@@ -569,7 +669,7 @@ struct PolicyRun {
         h.hint = hint == .begin
       case .routeChange:
         coverage.routeChanges += 1
-      case .interruption, .mediaServicesWereReset:
+      case .interruption, .mediaServicesWereReset, .sleepTimer, .sleepTimerEnded:
         break
       }
       heard[n.session] = h
@@ -579,7 +679,9 @@ struct PolicyRun {
     for (id, s) in policy.sessions {
       let h = heard[id] ?? Heard()
       let ducker = active.contains { $0.key != id && $0.value.options.contains(.duckOthers) }
-      if policy.isDucked(id) != (s.isActive && ducker) {
+      // The sound server's own duck stands for the policy's.
+      if s.isActive && ducker && s.duckedBySoundServer { coverage.duckedBySoundServer += 1 }
+      if policy.isDucked(id) != (s.isActive && ducker && !s.duckedBySoundServer) {
         found.add(.ducking, "\(id) isDucked \(policy.isDucked(id))")
       }
       if h.ducked != policy.isDucked(id) {

@@ -155,8 +155,9 @@ import Testing
     #expect(policy.route(of: idle) == Self.bluetooth, "a new stream would go to the default")
   }
 
-  /// Issue 10 §3: a headset that becomes the default while hark's stream stays on the speakers
-  /// is not hark's route; its leaving is no reason for hark to pause (G4, G5).
+  /// The route of a playing session is the sink its stream is on: a headset that becomes the
+  /// default while hark's stream stays on the speakers is not hark's route; its leaving is no
+  /// reason for hark to pause (G4, G5).
   @Test func G5_theDefaultLeavingDoesNotPauseASessionPlayingElsewhere() {
     var (policy, hark, idle) = twoApps()
     policy.succeed(.streamOutput(hark, .speakers))

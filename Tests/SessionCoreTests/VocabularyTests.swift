@@ -64,7 +64,7 @@ import Testing
     .play, .pause, .togglePlayPause, .stop, .nextTrack, .previousTrack, .seekForward,
     .seekBackward, .skipForward(seconds: 15), .skipBackward(seconds: 15),
     .changePlaybackPosition(seconds: 61.5), .volumeUp(percent: 5), .volumeDown(percent: 5),
-    .mute,
+    .mute, .nextChapter, .previousChapter, .changePlaybackRate(1.5),
   ]
 
   @Test func everyCommandKindHasACommand() {

@@ -6,9 +6,9 @@ import Testing
 @testable import SessionClient
 @testable import SessionServer
 
-/// The server under hostile load (issue 16): more connections than it serves. (A flood of
-/// valid requests is Tests/EndToEnd/server-load.sh's: it stops the server process while the
-/// requests queue up, which a server on a thread of this process cannot be.)
+/// The server under hostile load: more connections than it serves. (A flood of valid requests is
+/// Tests/EndToEnd/server-load.sh's: it stops the server process while the requests queue up, which
+/// a server on a thread of this process cannot be.)
 @Suite(.serialized, .timeLimit(.minutes(5))) struct LoadTests {
   /// More connections than the server serves: the oldest that never said hello gives way to a
   /// new one, so the player and `hark ctl` get in; when every connection has said hello, the

@@ -17,10 +17,13 @@ final class TestServer: Sendable {
   /// Where a test posts what a watcher would (the sound server, ALSA jacks).
   let external: ExternalEvents?
   private let maximumClients: Int?
+  /// The desktop's other players, for the sleep timer.
+  private let desktop: (any DesktopPlayerControl)?
 
   init(
     idleExit: Duration? = nil, maximumPendingOutputBytes: Int = 1 << 20,
-    external: ExternalEvents? = nil, maximumClients: Int? = nil
+    external: ExternalEvents? = nil, maximumClients: Int? = nil,
+    desktop: (any DesktopPlayerControl)? = nil
   ) {
     var template = Array("/tmp/hark-server-test-XXXXXX".utf8CString)
     let made = template.withUnsafeMutableBufferPointer {
@@ -34,6 +37,7 @@ final class TestServer: Sendable {
     self.maximumPendingOutputBytes = maximumPendingOutputBytes
     self.external = external
     self.maximumClients = maximumClients
+    self.desktop = desktop
   }
 
   /// Starts a server and waits until it answers.
@@ -42,6 +46,7 @@ final class TestServer: Sendable {
     configuration.maximumPendingOutputBytes = maximumPendingOutputBytes
     configuration.external = external
     if let maximumClients { configuration.maximumClients = maximumClients }
+    configuration.desktop = desktop
     var logger = Logger(label: "test-server")
     logger.logLevel = .warning
     let server = UncheckedBox(SessionServer(configuration: configuration, logger: logger))

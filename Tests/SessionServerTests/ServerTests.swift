@@ -219,8 +219,8 @@ import Testing
     try await server.stop()
   }
 
-  /// One player per user (issue 13): files go to the newest connection that accepts them;
-  /// with none, `noPlayer`; an app that does not accept files never sees them.
+  /// One player per user: files go to the newest connection that accepts them; with none,
+  /// `noPlayer`; an app that does not accept files never sees them.
   @Test func filesGoToTheNewestPlayerThatAcceptsThem() async throws {
     let server = TestServer()
     defer { server.cleanUp() }

@@ -7,8 +7,9 @@ import Testing
 @testable import SessionClient
 @testable import SessionServer
 
-/// What the server makes of the sound server's news (issue 10), with a real server and client
-/// in process: the watcher's events are posted by hand, as the sound-server watcher posts them.
+/// What the server makes of the sound server's news (sinks, streams, the default), with a real
+/// server and client in process: the watcher's events are posted by hand, as the sound-server
+/// watcher posts them.
 @Suite(.serialized, .timeLimit(.minutes(2))) struct SoundServerEventTests {
   static let headset = Route(name: "Bluetooth headset", kind: .bluetooth)
 
@@ -38,6 +39,25 @@ import Testing
 
   /// G5: the sink hark's stream is on goes: the app is told (oldDeviceUnavailable, naming the
   /// headset), then the stream the sound server moved is ended, never muted.
+  /// What one report of the sound server means (an output gone, the stream that lost it) is
+  /// posted at once: the loop is woken once and finds all of it, in order (woken at the first,
+  /// it took the core from the watcher's thread, and the stream was ended 10 ms later).
+  @Test func G5_oneReportsEventsAreFoundTogetherInOrder() {
+    let external = ExternalEvents()
+    let batch: [ExternalEvent] = [
+      .sinkRoute(.detach(Self.headset)), .outputLost(pid: 7, stream: 9, lost: Self.headset),
+      .streamOutput(pid: 7, stream: 9, output: .speakers),
+    ]
+    external.post(batch)
+    var ready = pollfd(fd: external.fd, events: Int16(POLLIN), revents: 0)
+    #expect(poll(&ready, 1, 0) == 1, "the loop was not woken")
+    #expect(external.drain() == batch)
+    ready.revents = 0
+    #expect(poll(&ready, 1, 0) == 0, "woken again with nothing left")
+    external.post([])
+    #expect(poll(&ready, 1, 0) == 0, "woken for nothing")
+  }
+
   @Test(.timeLimit(.minutes(2)))
   func G5_aLostStreamIsToldThenEnded() async throws {
     let external = ExternalEvents()
@@ -78,8 +98,9 @@ import Testing
     try await server.stop()
   }
 
-  /// Issue 10 §3: a headset that comes and goes while hark's stream stays on the speakers is
-  /// not hark's route, and its going does not pause hark.
+  /// The route of a playing session is the sink its stream is on: a headset that comes and goes
+  /// while hark's stream stays on the speakers is not hark's route, and its going does not pause
+  /// hark.
   @Test(.timeLimit(.minutes(2)))
   func G4_G5_aHeadsetBesideHarksSinkIsNotItsRoute() async throws {
     let external = ExternalEvents()
@@ -127,6 +148,61 @@ import Testing
     let names = report.sessions.map(\.name)
     #expect(names.contains("phone call (Firefox)"))
     #expect(!names.contains("phone call (hark)"), "\(names)")
+    app.close()
+    try await server.stop()
+  }
+
+  /// G13, G14: another program's Alert corks hark's stream (a role policy): the app is
+  /// interrupted, and resumes when the Alert ends. hark's own apps holding each other back are
+  /// the policy's business, not a hold.
+  @Test(.timeLimit(.minutes(2)))
+  func G13_aStreamHeldBackByTheSoundServerIsAnInterruption() async throws {
+    let external = ExternalEvents()
+    let server = TestServer(external: external)
+    defer { server.cleanUp() }
+    try await server.start()
+    let app = try await server.client("hark")
+    let events = EventRecorder(app)
+    try await app.setCategory(.playback)
+    try await app.setActive(true)
+    let me = getpid()
+    // Held back by a hark app's own stream (this process): nothing.
+    external.post(.streamHeld(pid: me, stream: 7, by: 8, byPid: me, name: "hark"))
+    external.post(.streamHeld(pid: me, stream: 7, by: 9, byPid: me + 100_000, name: "paplay"))
+    let began = await events.wait(for: "began") {
+      if case .interruption(.began) = $0 { return true }
+      return false
+    }
+    #expect(began == .interruption(.began(InterruptionCause(kind: .otherAudio, by: "paplay"))))
+    external.post(.holdEnded(by: 9))
+    let ended = await events.wait(for: "ended") {
+      if case .interruption(.ended) = $0 { return true }
+      return false
+    }
+    #expect(ended == .interruption(.ended(shouldResume: true, reason: .interrupterDeactivated)))
+    app.close()
+    try await server.stop()
+  }
+
+  /// G9: the sound server ducking hark's stream by itself stands for the policy's duck.
+  @Test(.timeLimit(.minutes(2)))
+  func G9_aStreamTheSoundServerDucksIsNotDuckedTwice() async throws {
+    let external = ExternalEvents()
+    let server = TestServer(external: external)
+    defer { server.cleanUp() }
+    try await server.start()
+    let app = try await server.client("hark")
+    let events = EventRecorder(app)
+    try await app.setCategory(.playback)
+    try await app.setActive(true)
+    let nav = try await server.client("nav")
+    try await nav.setCategory(.playback, options: [.duckOthers])
+    try await nav.setActive(true)
+    _ = await events.wait(for: "ducked") { $0 == .ducking(isDucked: true) }
+    external.post(.streamDucked(pid: getpid(), stream: 7, ducked: true))
+    _ = await events.wait(for: "not ducked") { $0 == .ducking(isDucked: false) }
+    #expect(events.all.filter { $0 == .ducking(isDucked: false) }.count >= 1)
+    nav.close()
     app.close()
     try await server.stop()
   }

@@ -29,7 +29,8 @@ private func decodeError(_ text: String) -> WireDecodeError? {
 
 @Suite(.timeLimit(.minutes(2))) struct ClientMessageTests {
   static let messages: [ClientMessage] = [
-    .hello(version: 1, name: "hark \"quoted\"\nname"),
+    .hello(version: 1, name: "hark \"quoted\"\nname", role: nil),
+    .hello(version: 1, name: "alarm", role: .alarm),
     .request(1, .setCategory(.playback, mode: .default, options: [.mixWithOthers, .duckOthers])),
     .request(2, .setCategory(.playAndRecord, mode: .voiceCall, options: [])),
     .request(3, .setActive(true, options: [])),
@@ -56,6 +57,10 @@ private func decodeError(_ text: String) -> WireDecodeError? {
     .request(20, .handOver(paths: ["/music/a b.flac", "/music/\u{1}odd"], placement: .next)),
     .request(16, .stopServer),
     .commandResult(17, .commandDisabled),
+    .request(21, .setTimer(SleepTimerSetting(.duration(seconds: 1800), fade: 5))),
+    .request(22, .setTimer(SleepTimerSetting(.endOfTrack, fade: 0))),
+    .request(23, .setTimer(SleepTimerSetting(.endOfChapter, fade: 12.5))),
+    .request(24, .setTimer(nil)),
   ]
 
   @Test(arguments: messages)
@@ -126,6 +131,31 @@ private func decodeError(_ text: String) -> WireDecodeError? {
     #expect(e.requestID == nil)
     #expect(e.error.message.contains("'id'"))
   }
+
+  /// A timer the server cannot use is refused by name, answered to its request.
+  @Test func aTimerOutOfRangeIsABadRequestNamingTheValue() throws {
+    let unknown = try #require(decodeError(#"{"type":"setTimer","id":1,"mode":"bedtime"}"#))
+    #expect(unknown.requestID == 1)
+    #expect(unknown.error.message == "unknown timer mode 'bedtime'")
+    let noSeconds = try #require(decodeError(#"{"type":"setTimer","id":2,"mode":"duration"}"#))
+    #expect(noSeconds.error.message == "'setTimer' needs the field 'seconds'")
+    let long = try #require(
+      decodeError(#"{"type":"setTimer","id":3,"mode":"duration","seconds":90000}"#))
+    #expect(long.error.code == "badRequest")
+    #expect(long.error.message.contains("90000"))
+    let fade = try #require(
+      decodeError(#"{"type":"setTimer","id":4,"mode":"endOfTrack","fade":-1}"#))
+    #expect(fade.error.message.contains("fade"))
+    let noMode = try #require(decodeError(#"{"type":"setTimer","id":5}"#))
+    #expect(noMode.error.message == "'setTimer' needs the field 'mode'")
+  }
+
+  /// Without `fade`, the phone's few seconds.
+  @Test func aTimerWithoutAFadeFadesTheDefault() throws {
+    let m = try WireCodec.decodeClient(
+      Array(#"{"type":"setTimer","id":1,"mode":"endOfTrack"}"#.utf8))
+    #expect(m == .request(1, .setTimer(SleepTimerSetting(.endOfTrack, fade: 5))))
+  }
 }
 
 @Suite(.timeLimit(.minutes(2))) struct ServerMessageTests {
@@ -141,7 +171,9 @@ private func decodeError(_ text: String) -> WireDecodeError? {
         session: SessionID(4), pid: 101, name: "game", category: .ambient, mode: .default,
         options: [], active: false, interrupted: true, ducked: false, muted: true,
         nowPlaying: false, playback: nil, commands: []),
-    ], nowPlaying: 100)
+    ], nowPlaying: 100,
+    timer: SleepTimerStatus(
+      state: .running, mode: .duration(seconds: 1800), fade: 5, remaining: 1799.5))
 
   static let messages: [ServerMessage] = [
     .welcome(
@@ -172,6 +204,14 @@ private func decodeError(_ text: String) -> WireDecodeError? {
     .event(.silentMode(isOn: true, mutesThisSession: false)),
     .event(.nowPlaying(isNowPlaying: true)),
     .event(.mediaServicesWereReset),
+    .event(
+      .sleepTimer(
+        SleepTimerStatus(state: .running, mode: .endOfChapter, fade: 5, remaining: nil))),
+    .event(
+      .sleepTimer(
+        SleepTimerStatus(state: .ended, mode: .endOfTrack, fade: 0, apps: ["hark", "mpv"]))),
+    .event(.sleepTimer(nil)),
+    .event(.sleepTimerEnded(fade: 4.5)),
   ]
 
   @Test(arguments: messages)
@@ -183,12 +223,21 @@ private func decodeError(_ text: String) -> WireDecodeError? {
   @Test func statusReportWritesNullsRatherThanOmittingKeys() throws {
     var r = Self.report
     r.nowPlaying = nil
+    r.timer = nil
     let text = String(
       decoding: try WireCodec.encode(.reply(1, .success(.status(r)))), as: UTF8.self)
     #expect(text.contains(#""nowPlaying":null"#))
     #expect(text.contains(#""playback":null"#))
     #expect(text.contains(#""pausedBy":null"#))
     #expect(text.contains(#""duration":null"#))
+    #expect(text.contains(#""chapterEnd":null"#))
+    #expect(text.contains(#""timer":null"#))
+    var running = Self.report
+    running.timer = SleepTimerStatus(state: .running, mode: .endOfTrack, fade: 5)
+    let withTimer = String(
+      decoding: try WireCodec.encode(.reply(1, .success(.status(running)))), as: UTF8.self)
+    #expect(withTimer.contains(#""seconds":null"#))
+    #expect(withTimer.contains(#""remaining":null"#))
   }
 
   @Test func unknownEventIsAnError() {

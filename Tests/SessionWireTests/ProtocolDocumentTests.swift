@@ -4,12 +4,12 @@ import Testing
 
 @testable import SessionWire
 
-/// docs/PROTOCOL.md is the wire protocol's one home (issue 15), so its examples are golden lines
-/// (issue 11's test gaps): every JSON message it shows, in its transcript (`>>`, `<<`) or in its
-/// tables, decodes with the codec as the message it says it is, encodes back to a line that
-/// decodes to the same message, and every kind of message the server sends has an example
-/// there (each event but the one the server never sends). A message added to the codec without
-/// its example, or an example that drifted from the codec, fails here.
+/// docs/PROTOCOL.md is the wire protocol's one home, so its examples are golden lines (a document
+/// nothing checks drifts from the code): every JSON message it shows, in its transcript (`>>`,
+/// `<<`) or in its tables, decodes with the codec as the message it says it is, encodes back to a
+/// line that decodes to the same message, and every kind of message the server sends has an example
+/// there (each event but the one the server never sends). A message added to the codec without its
+/// example, or an example that drifted from the codec, fails here.
 @Suite(.timeLimit(.minutes(2))) struct ProtocolDocumentTests {
   /// The examples, in the order they appear: (line number, JSON text, the direction if the
   /// transcript says it: true for client to server).
@@ -65,6 +65,8 @@ import Testing
       case .silentMode: return "event silentMode"
       case .nowPlaying: return "event nowPlaying"
       case .mediaServicesWereReset: return "event mediaServicesWereReset"
+      case .sleepTimer: return "event sleepTimer"
+      case .sleepTimerEnded: return "event sleepTimerEnded"
       }
     }
   }
@@ -118,6 +120,7 @@ import Testing
       "welcome", "reply", "reply with an error", "command", "handOver", "error",
       "event interruptionBegan", "event interruptionEnded", "event routeChange",
       "event silenceSecondaryAudioHint", "event ducking", "event silentMode", "event nowPlaying",
+      "event sleepTimer", "event sleepTimerEnded",
     ]
     for kind in sent {
       #expect(shown.contains(kind), "docs/PROTOCOL.md shows no '\(kind)' message")

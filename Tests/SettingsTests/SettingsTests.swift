@@ -63,7 +63,43 @@ import Testing
     #expect(Settings.parse("keys = \"vim\"").1.count == 1)
     #expect(Settings.parse("spoken_dirs = '/srv/talks'").0.spokenFolders == ["/srv/talks"])
     #expect(Settings.parse("spoken_dirs = 3").1.count == 1)
+    #expect(Settings().longRecordingMinutes == 20)
+    #expect(Settings.parse("long_recording_minutes = 45").0.longRecordingMinutes == 45)
+    #expect(
+      Settings.parse("long_recording_minutes = 0").1.first?.message.contains("1 to 1440") == true)
     #expect(settings.keys == ["play_pause": ["space", "p"], "next": ["n"]])
+  }
+
+  @Test func loudnessLyricsAndListensAreRead() {
+    let text = """
+      measure_loudness = false
+      lyrics_beside = true
+      scrobble_spoken_word = true
+
+      [listenbrainz]
+      token = "0123-abcd"
+      url = "http://127.0.0.1:8080"
+
+      [lastfm]
+      api_key = "k3y"
+      api_secret = "s3cret"
+      url = "https://libre.fm/2.0/"
+      auth_url = "https://libre.fm/api/auth/"
+      """
+    let (settings, problems) = Settings.parse(text)
+    #expect(problems.isEmpty)
+    #expect(!settings.measureLoudness && Settings().measureLoudness)
+    #expect(settings.lyricsBeside && !Settings().lyricsBeside)
+    #expect(settings.scrobbleSpokenWord && !Settings().scrobbleSpokenWord)
+    #expect(settings.listenBrainzToken == "0123-abcd")
+    #expect(settings.listenBrainzURL == "http://127.0.0.1:8080")
+    #expect(settings.lastFMAPIKey == "k3y" && settings.lastFMAPISecret == "s3cret")
+    #expect(settings.lastFMURL == "https://libre.fm/2.0/")
+    #expect(settings.lastFMAuthURL == "https://libre.fm/api/auth/")
+    #expect(Settings().listenBrainzToken == nil)
+    #expect(Settings().listenBrainzURL == "https://api.listenbrainz.org")
+    #expect(Settings.parse("[listenbrainz]\ntoken = \"a b\"").1.count == 1)
+    #expect(Settings.parse("[lastfm]\nurl = \"ftp://x\"").1.first?.message.contains("http") == true)
   }
 
   /// Bad input: each bad line is named, its default stands, the good lines still count.

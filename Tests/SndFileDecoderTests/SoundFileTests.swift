@@ -5,11 +5,10 @@ import Testing
 
 @testable import SndFileDecoder
 
-/// SoundFile's judgement of damaged files (issue 11's test gaps): a file cut short plays what
-/// it holds and then says so, with how much it held and how much it promised; an intact one
-/// plays to its end with nothing said; a seek lands where it was asked or says it cannot; an
-/// Ogg file with no sound in it is refused at open. The files are written here with libsndfile
-/// and cut with truncate(2).
+/// SoundFile's judgement of damaged files: a file cut short plays what it holds and then says so,
+/// with how much it held and how much it promised; an intact one plays to its end with nothing
+/// said; a seek lands where it was asked or says it cannot; an Ogg file with no sound in it is
+/// refused at open. The files are written here with libsndfile and cut with truncate(2).
 @Suite(.timeLimit(.minutes(2))) final class SoundFileTests {
   deinit { _ = system("rm -rf '\(folder)'") }
 
@@ -130,29 +129,32 @@ import Testing
     let path = try write("cut.ogg", Int32(SF_FORMAT_OGG | SF_FORMAT_VORBIS), seconds: 2)
     let audio = try #require(firstAudioPage(path), "no audio page in \(path)")
     #expect(truncate(path, off_t(audio)) == 0)
-    #expect(throws: DecodeError(path: path, reason: "no sound in it (empty, or cut short)")) {
+    #expect(
+      throws: DecodeError(.damaged, path: path, reason: "no sound in it (empty, or cut short)")
+    ) {
       _ = try SoundFile(path: path)
     }
   }
 
-  /// A file libsndfile refuses is named in plain words, and libsndfile's own follow only
+  /// A file libsndfile refuses is named in plain words, with its kind (another decoder is tried
+  /// for an unknown format only), and libsndfile's own follow only
   /// where they add something: not "System error : No such file or directory." after "no such
   /// file", nor "does not exist" for a text file named .mp3 (a user's report).
   @Test func aRefusedFileGetsPlainWordsWithoutLibsndfilesWrongOnes() throws {
     let missing = folder + "/gone.flac"
-    #expect(throws: DecodeError(path: missing, reason: "no such file")) {
+    #expect(throws: DecodeError(.notFound, path: missing, reason: "no such file")) {
       _ = try SoundFile(path: missing)
     }
     let text = folder + "/fake.mp3"
     let f = try #require(fopen(text, "w"))
     fputs("hello, this is no MP3\n", f)
     fclose(f)
-    #expect(throws: DecodeError(path: text, reason: SoundFile.unknownFormat)) {
+    #expect(throws: DecodeError(.unknownFormat, path: text, reason: SoundFile.unknownFormat)) {
       _ = try SoundFile(path: text)
     }
     let empty = folder + "/empty.wav"
     fclose(try #require(fopen(empty, "w")))
-    #expect(throws: DecodeError(path: empty, reason: "the file is empty")) {
+    #expect(throws: DecodeError(.damaged, path: empty, reason: "the file is empty")) {
       _ = try SoundFile(path: empty)
     }
   }
@@ -174,6 +176,41 @@ import Testing
       #expect(abs(frames - rate) <= rate / 50, "\(name): \(frames) frames after a seek to 1 s")
       try file.seek(toFrame: 0)
       #expect(abs(readAll(file).frames - 2 * rate) <= rate / 50, "\(name): after a seek to 0")
+    }
+  }
+
+  /// An Ogg stream is opened once, its first frames decoded at the open (to know it decodes
+  /// at all) and handed out first: what is read, in reads of any size across them, is frame
+  /// for frame what libsndfile decodes from a fresh open; a seek back to the start gives the
+  /// same again.
+  @Test func anOggStreamReadsFrameForFrameAsLibsndfileDecodesIt() throws {
+    for (name, format, rate) in [
+      ("same.ogg", Int32(SF_FORMAT_OGG | SF_FORMAT_VORBIS), 44_100),
+      ("same.opus", Int32(SF_FORMAT_OGG | SF_FORMAT_OPUS), 48_000),
+    ] {
+      let path = try write(name, format, seconds: 0.5, rate: rate)
+      var info = SF_INFO()
+      let plain = try #require(sf_open(path, Int32(SFM_READ), &info))
+      var expected = [Float](repeating: 0, count: 4_096 * 2)
+      let expectedFrames = Int(sf_readf_float(plain, &expected, 4_096))
+      sf_close(plain)
+      let file = try SoundFile(path: path)
+      func read(_ sizes: [Int]) throws -> [Float] {
+        var got: [Float] = []
+        for frames in sizes {
+          var buffer = [Float](repeating: .nan, count: frames * 2)
+          let n = try buffer.withUnsafeMutableBufferPointer { try file.read(into: $0) }
+          #expect(n == frames, "\(name): \(n) frames for \(frames) asked")
+          got += buffer.prefix(n * 2)
+        }
+        return got
+      }
+      // 10 within the kept frames, 100 across their end, then on.
+      let sizes = [10, 100, 3_986]
+      #expect(expectedFrames == sizes.reduce(0, +))
+      #expect(try read(sizes) == expected, "\(name): the frames read differ from libsndfile's")
+      try file.seek(toFrame: 0)
+      #expect(try read([4_096]) == expected, "\(name): after a seek to the start")
     }
   }
 }

@@ -1,13 +1,14 @@
 import Glibc
 import Platform
-import PlayerEngine
 import Testing
 
 @testable import TerminalUI
+import PlayerCore
+import AudioCore
 
-/// Issue 13: the playing album's cover in the now-playing area, as coloured character cells
-/// (hark-cover's, chafa's), off by a setting; what the helper writes is checked before it is
-/// drawn, and a file without a cover, or a picture no decoder survives, costs only its cover.
+/// The playing album's cover in the now-playing area, as coloured character cells (hark-cover's,
+/// chafa's), off by a setting; what the helper writes is checked before it is drawn, and a file
+/// without a cover, or a picture no decoder survives, costs only its cover.
 @Suite(.timeLimit(.minutes(2))) struct CoverArtTests {
   /// A well-formed picture of `columns` x `rows` cells, each a full block in colour 16 + its
   /// index, on the terminal's own background.

@@ -4,9 +4,9 @@ import Testing
 
 @testable import TerminalUI
 
-/// The real hark-cover (built next to the test bundle) on files ffmpeg makes here: a cover
-/// embedded in each container people rip to, one beside the music under the names players
-/// use, none, a damaged one, a wide one, a folder whose name is not UTF-8 (issue 13).
+/// The real hark-cover (built next to the test bundle) on files ffmpeg makes here: a cover embedded
+/// in each container people rip to, one beside the music under the names players use, none, a
+/// damaged one, a wide one, a folder whose name is not UTF-8.
 @Suite(.timeLimit(.minutes(2))) final class CoverHelperTests {
   let folder: String = {
     var template = Array("/tmp/hark-cover-tests.XXXXXX".utf8CString)

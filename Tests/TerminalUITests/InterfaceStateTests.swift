@@ -1,10 +1,12 @@
-import Platform
 import Glibc
-import PlayerEngine
+import Platform
 import SessionCore
 import Testing
 
 @testable import TerminalUI
+import PlayerCore
+import AudioCore
+import MediaFiles
 
 /// What keys do, through the live bindings, without a terminal.
 @Suite(.timeLimit(.minutes(2))) struct InterfaceStateTests {
@@ -78,6 +80,27 @@ import Testing
 
   /// The folder in the tab bar is written as a shell prompt writes it: `~` for the home
   /// folder, so a screen shows no machine's paths.
+  /// } and { step the speed through the player (which knows the track's own), \ goes back to
+  /// 1×; where there is no speed to change (a live stream) the keys say so and send nothing.
+  @Test func theSpeedKeysStepThroughThePlayer() throws {
+    var s = makeState()
+    var snap = s.snapshot
+    snap.enabledCommands = [.changePlaybackRate]
+    snap.rate = 1.5
+    s.update(snap)
+    #expect(try press(&s, "}") == [.perform(.stepRate(faster: true))])
+    #expect(try press(&s, "{") == [.perform(.stepRate(faster: false))])
+    #expect(try press(&s, "\\") == [.send(.changePlaybackRate(1), label: "normal speed")])
+    snap.rate = 1
+    s.update(snap)
+    #expect(try press(&s, "\\").isEmpty, "already at 1×")
+    snap.enabledCommands = []
+    snap.isLive = true
+    s.update(snap)
+    #expect(try press(&s, "}").isEmpty)
+    #expect(s.message?.text == "A live stream plays at 1×")
+  }
+
   @Test func theFolderShownStartsWithATildeBelowHome() {
     #expect(Screen.tilde("/home/me/Music/Album", home: "/home/me") == "~/Music/Album")
     #expect(Screen.tilde("/home/me", home: "/home/me/") == "~")
@@ -86,8 +109,8 @@ import Testing
     #expect(Screen.tilde("/srv/music", home: nil) == "/srv/music")
   }
 
-  /// Nothing invisible (issue 12): a file of no format hark plays is listed, marked, and says
-  /// why when chosen or added; it never replaces the queue. Covers and booklets stay out.
+  /// Nothing invisible: a file of no format hark plays is listed, marked, and says why when chosen
+  /// or added; it never replaces the queue. Covers and booklets stay out.
   @Test func anUnplayableFileIsListedAndSaysWhyWhenChosen() throws {
     let folder = "/tmp/hark-folder-\(getpid())"
     _ = system("rm -rf '\(folder)'; mkdir -p '\(folder)'")
@@ -108,8 +131,8 @@ import Testing
     #expect(s.message?.text == "Cannot add '02 Tune.mid': hark plays no .mid files")
   }
 
-  /// An album ripped to one file with its cue sheet shows as its tracks (issue 12); Enter on
-  /// one plays the album from it.
+  /// An album ripped to one file with its cue sheet shows as its tracks; Enter on one plays the
+  /// album from it.
   @Test func aCueSheetShowsAsItsTracksInsteadOfItsFile() throws {
     let folder = "/tmp/hark-cue-folder-\(getpid())"
     _ = system("rm -rf '\(folder)'; mkdir -p '\(folder)'; touch '\(folder)/Live.flac'")
@@ -138,8 +161,8 @@ import Testing
       ])
   }
 
-  /// Editing the queue from the keyboard (issue 13): play next, move, clear, shuffle once,
-  /// undo; each is a player action, so the player keeps what can be undone.
+  /// Editing the queue from the keyboard: play next, move, clear, shuffle once, undo; each is a
+  /// player action, so the player keeps what can be undone.
   @Test func theQueueIsEditedFromTheKeyboard() throws {
     var s = makeState()
     // In the library: e puts the song (or a folder) after the track playing.
@@ -200,8 +223,8 @@ import Testing
     #expect(s.queuePosition.selected == 0)
   }
 
-  /// Playlists in the library play, add and play next; the queue is saved under a name typed
-  /// in the hint line (issue 13).
+  /// Playlists in the library play, add and play next; the queue is saved under a name typed in the
+  /// hint line.
   @Test func playlistsPlayAndTheQueueIsSavedUnderAName() throws {
     var s = makeState()
     s.showFolder(
@@ -260,8 +283,8 @@ import Testing
     #expect(s.libraryRows == Self.rows, "Esc gives the folder back")
   }
 
-  /// A search that found more than it lists says so where it lists them (issue 13: a queue made
-  /// from 500 of 4,400 matches was cut without a word).
+  /// A search that found more than it lists says so where it lists them (a queue made from 500 of
+  /// 4,400 matches was cut without a word).
   @Test func aSearchCutShortSaysHowManyItFound() throws {
     var s = makeState()
     s.indexReady = true
@@ -339,16 +362,16 @@ import Testing
     #expect(refused.message == "a playlist's name cannot hold '/'")
   }
 
-  /// A key bound to nothing says so and where the keys are listed (issue 15), rather than
-  /// doing nothing silently.
+  /// A key bound to nothing says so and where the keys are listed, rather than doing nothing
+  /// silently.
   @Test func anUnboundKeySaysSo() throws {
     var s = makeState()
     #expect(try press(&s, "y").isEmpty)
     #expect(s.message?.text == "'y' is not bound to anything; ? lists the keys")
   }
 
-  /// Seek by typed time (issue 15): ':' asks in the hint line; absolute and relative times go
-  /// as the remote commands they are; a line that is no time is said and the prompt stays.
+  /// Seek by typed time: ':' asks in the hint line; absolute and relative times go as the remote
+  /// commands they are; a line that is no time is said and the prompt stays.
   @Test func colonGoesToATypedTime() throws {
     var s = makeState()
     var snap = s.snapshot
@@ -486,8 +509,8 @@ import Testing
     #expect(s.libraryRows.count == Self.rows.count)
   }
 
-  /// Issue 13: a row picked with Down while typing is played by Enter, as a tap on a search
-  /// result plays it; typing again after picking makes Enter only keep the filter once more.
+  /// A row picked with Down while typing is played by Enter, as a tap on a search result plays it;
+  /// typing again after picking makes Enter only keep the filter once more.
   @Test func enterPlaysTheRowPickedWhileTyping() throws {
     var s = makeState()
     _ = try press(&s, "/", "p")
@@ -509,10 +532,10 @@ import Testing
     #expect(s.libraryRows.map(\.name) == ["01 Morning.flac"])
   }
 
-  /// Issue 13: the queue's filter finds entries by their tags as they are now. Its folded rows
-  /// are kept between keystrokes (a 50,000-entry queue took seconds a key when each was folded
-  /// again), so a tag read after the filter was typed, a queue changed under it and a copy of
-  /// the state with other tags must each be seen.
+  /// The queue's filter finds entries by their tags as they are now. Its folded rows are kept
+  /// between keystrokes (a 50,000-entry queue took seconds a key when each was folded again), so a
+  /// tag read after the filter was typed, a queue changed under it and a copy of the state with
+  /// other tags must each be seen.
   @Test func theQueueFilterSeesTagsAndEntriesAsTheyChange() throws {
     var s = makeState()
     _ = try press(&s, "tab", "/", "z", "o", "e")
@@ -612,8 +635,8 @@ import Testing
     #expect(try press(&s, "C-c") == [.interrupt])
   }
 
-  /// Q leaves the interface with the player playing on (issue 14); q quits; they differ, and
-  /// Q can be rebound like any other.
+  /// Q leaves the interface with the player playing on; q quits; they differ, and Q can be rebound
+  /// like any other.
   @Test func shiftQDetachesAndQQuits() throws {
     var s = makeState()
     #expect(try press(&s, "Q") == [.detach])
@@ -646,8 +669,8 @@ import Testing
     #expect(s.message == nil)
   }
 
-  /// The player's messages are data (issue 11): the interface picks the style by what happened,
-  /// not by how the words begin.
+  /// The player's messages are data: the interface picks the style by what happened, not by how the
+  /// words begin.
   @Test func aProblemIsShownAsAnErrorAndNewsIsNot() {
     var s = makeState()
     s.note(.message(.volumeChangeFailed("the mixer is gone")), now: 0)
@@ -666,8 +689,8 @@ import Testing
     #expect(s.message?.text == "Added '03 Other' to the queue")
   }
 
-  /// A playlist with entries that are not there (issue 13): what replaced the queue says what
-  /// it left out, when the player says so within a few seconds; the remark is used once.
+  /// A playlist with entries that are not there: what replaced the queue says what it left out,
+  /// when the player says so within a few seconds; the remark is used once.
   @Test func whatAPlaylistLeftOutIsSaidWithWhatItReplaced() {
     var s = makeState()
     let second: UInt64 = 1_000_000_000
@@ -727,5 +750,45 @@ import Testing
     var s = makeState()
     s.commandAnswered("next", .commandDisabled, now: 0)
     #expect(s.message?.text == "'next' is not possible right now")
+  }
+
+  // MARK: The sleep timer
+
+  /// As a phone's clock app: each press the next choice, then off; each sent to the session
+  /// server at once, and said.
+  @Test func theSleepTimersKeyGoesThroughTheChoicesAsPressedAgainAndAgain() throws {
+    var s = makeState()
+    var sent: [SleepTimerSetting?] = []
+    var said: [String] = []
+    for i in 0..<7 {
+      let effects = s.handle(try Key(parsing: "z"), now: UInt64(i) * 1_000_000_000)
+      for case .setSleepTimer(let setting) in effects { sent.append(setting) }
+      said.append(s.message?.text ?? "")
+    }
+    #expect(
+      sent == [
+        SleepTimerSetting(.duration(seconds: 900)), SleepTimerSetting(.duration(seconds: 1800)),
+        SleepTimerSetting(.duration(seconds: 2700)), SleepTimerSetting(.duration(seconds: 3600)),
+        SleepTimerSetting(.endOfTrack), nil, SleepTimerSetting(.duration(seconds: 900)),
+      ])
+    #expect(
+      said == [
+        "Sleep timer: 15 min", "Sleep timer: 30 min", "Sleep timer: 45 min", "Sleep timer: 1 h",
+        "Sleep timer: end of track", "Sleep timer off", "Sleep timer: 15 min",
+      ])
+  }
+
+  /// Pressed after a while, it goes on from the timer that runs (one `hark timer` set too).
+  @Test func theSleepTimersKeyGoesOnFromTheTimerThatRuns() throws {
+    var s = makeState()
+    var snap = s.snapshot
+    snap.sleepTimer = SleepTimerStatus(
+      state: .running, mode: .duration(seconds: 20 * 60), fade: 5, remaining: 600)
+    s.update(snap)
+    let effects = s.handle(try Key(parsing: "z"), now: 100_000_000_000)
+    #expect(effects == [.setSleepTimer(SleepTimerSetting(.duration(seconds: 1800)))])
+    snap.sleepTimer = SleepTimerStatus(state: .running, mode: .endOfChapter, fade: 5)
+    s.update(snap)
+    #expect(s.handle(try Key(parsing: "z"), now: 200_000_000_000) == [.setSleepTimer(nil)])
   }
 }

@@ -181,8 +181,8 @@ import Testing
   }
 }
 
-/// The cmus preset (issue 15): cmus's habits, with hark's keys for what cmus has none for, and
-/// the config's table on top of it.
+/// The cmus preset: cmus's habits, with hark's keys for what cmus has none for, and the config's
+/// table on top of it.
 @Suite(.timeLimit(.minutes(2))) struct KeyPresetTests {
   private func action(_ bindings: KeyBindings, _ name: String) throws -> UIAction? {
     bindings.action(for: try Key(parsing: name))
@@ -201,6 +201,7 @@ import Testing
     #expect(try action(cmus, "D") == .remove)
     #expect(try action(cmus, "p") == .moveDown)
     #expect(try action(cmus, "u") == .undo, "hark's own where cmus has none")
+    #expect(try action(cmus, "Z") == .sleepTimer, "z is cmus's previous; the timer keeps a key")
     // The config's table still has the last word.
     let (mine, _) = KeyBindings.configured(["next": ["n"]], preset: "cmus")
     #expect(try action(mine, "n") == .next)

@@ -16,7 +16,7 @@ import Testing
     decode(text).compactMap { if case .key(let k) = $0 { k } else { nil } }
   }
 
-  /// Found by the fuzzer (issue 16): a kitty key number past UInt32 trapped the interface.
+  /// Found by the fuzzer: a kitty key number past UInt32 trapped the interface.
   @Test func aKittyKeyNumberPastUInt32IsNoKeyAndNoCrash() {
     var d = KeyDecoder()
     let events = d.feed(Array("\u{1B}[99999999999u".utf8)) + d.timeout()
@@ -135,7 +135,7 @@ import Testing
     #expect(decode("\u{1B}[I\u{1B}[O\u{1B}[<0;3;4M").isEmpty)
   }
 
-  /// kitty's answers to the graphics query (issue 13: the cover as a picture), whole and split
+  /// kitty's answers to the graphics query (asked to draw the cover as a picture), whole and split
   /// at every byte; other application commands are dropped whole; Esc _ alone is Alt+_.
   @Test func theGraphicsAnswerIsNotKeys() {
     let ok = "\u{1B}_Gi=31;OK\u{1B}\\"

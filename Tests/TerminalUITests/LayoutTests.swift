@@ -1,9 +1,9 @@
 import Platform
-import PlayerEngine
 import SessionCore
 import Testing
 
 @testable import TerminalUI
+import PlayerCore
 
 @Suite(.timeLimit(.minutes(2))) struct TextWidthTests {
   @Test func widthsFollowWcwidth() {

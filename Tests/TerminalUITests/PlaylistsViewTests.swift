@@ -1,13 +1,12 @@
 import Glibc
 import Platform
-import PlayerEngine
 import Testing
 
 @testable import TerminalUI
 
-/// The Playlists view (issue 13: "playlists (M3U/M3U8/PLS files in the music folder and
-/// hark's own)", "save as M3U8 (named; appears among playlists), load a playlist"): what it
-/// lists, how its rows are named and ordered, and that they act as a playlist in a folder does.
+/// The Playlists view ("playlists (M3U/M3U8/PLS files in the music folder and hark's own)", "save
+/// as M3U8 (named; appears among playlists), load a playlist"): what it lists, how its rows are
+/// named and ordered, and that they act as a playlist in a folder does.
 @Suite(.timeLimit(.minutes(2))) struct PlaylistsViewTests {
   private func temporaryFolder() throws -> String {
     var template = Array("/tmp/hark-playlists-view.XXXXXX".utf8CString)
@@ -95,8 +94,15 @@ import Testing
     #expect(IndexView.playlists.title == "Playlists")
     #expect(
       IndexView.entrances(indexHoldsTracks: true, ownPlaylists: false).map(\.name) == [
-        "Artists", "Albums", "Genres", "Playlists",
+        "Artists", "Albums", "Genres", "Playlists", "Most played", "Recently played",
       ])
+    // The plays' views: their paths and titles, each its own way back.
+    for view in [IndexView.mostPlayed, .recentlyPlayed] {
+      #expect(IndexView(path: view.path) == view)
+    }
+    #expect(IndexView.mostPlayed.path == "hark:index/most-played")
+    #expect(IndexView.recentlyPlayed.title == "Recently played")
+    #expect(IndexView.mostPlayed.entranceNote == "library: your plays, the most first")
     #expect(
       IndexView.entrances(indexHoldsTracks: false, ownPlaylists: true)
         == [LibraryEntry(kind: .folder, name: "Playlists", path: "hark:index/playlists")])

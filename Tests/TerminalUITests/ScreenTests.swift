@@ -1,10 +1,12 @@
-import PlayerEngine
 import SessionCore
 import Testing
 
 @testable import TerminalUI
+import PlayerCore
+import AudioCore
 
-/// The screen drawn into a grid of characters, at the sizes the issue names.
+/// The screen drawn into a grid of characters, at the sizes terminals open at (80 × 24) and
+/// narrower and wider ones.
 @Suite(.timeLimit(.minutes(2))) struct ScreenTests {
   private func state(rows: Int, columns: Int) -> InterfaceState {
     var s = InterfaceState(
@@ -66,9 +68,9 @@ import Testing
     #expect(c.text.contains("Paper Boats"))
   }
 
-  /// Issue 13: the track number, album and year have columns as the screen widens (the
-  /// number from 60 columns, the year from 90, the album from 100), in the library and, with
-  /// the place in the queue for the number, in the queue.
+  /// The track number, album and year have columns as the screen widens (the number from 60
+  /// columns, the year from 90, the album from 100), in the library and, with the place in the
+  /// queue for the number, in the queue.
   @Test func trackNumberAlbumAndYearHaveColumnsAsTheScreenWidens() throws {
     func listLines(_ s: InterfaceState, columns: Int) -> [String] {
       let c = draw(s, rows: 24, columns: columns)
@@ -107,6 +109,21 @@ import Testing
     #expect(
       wide[0].distance(from: wide[0].startIndex, to: titleAt)
         == queued.distance(from: queued.startIndex, to: paperAt), "'\(wide[0])' / '\(queued)'")
+  }
+
+  /// Most played shows each row's count of plays in the number column, the row's own: the
+  /// same track's tags (its number, read again as it plays) do not replace it.
+  @Test func aRowsCountIsShownInsteadOfItsTracksNumber() {
+    var s = state(rows: 24, columns: 100)
+    s.showFolder(
+      "/music/Album",
+      .success([
+        LibraryEntry(kind: .file, name: "02.flac", path: "/music/Album/02.flac", count: 17)
+      ]), now: 0)
+    s.tags["/music/Album/02.flac"] = TrackInfo(
+      title: "Paper Boats", artist: "hark demo", duration: 32, track: 2)
+    let paper = draw(s, rows: 24, columns: 100).lines.first { $0.contains("Paper Boats") } ?? ""
+    #expect(paper.contains(" 17 ") && !paper.contains(" 2 "), "'\(paper)'")
   }
 
   /// A filtered queue numbers each entry by its place in the whole queue, and its tab says how
@@ -239,5 +256,51 @@ import Testing
     // Only what matches is listed: "Paper Boats", not the other song (nor "..").
     #expect(c.lines[2].contains("Paper Boats"))
     #expect(!c.lines[3].contains("夜行列車"))
+  }
+
+  /// A speed other than as recorded is shown on the now-playing bar; 1× is not; the position
+  /// moves on at that speed, in the file's own time.
+  @Test func theNowPlayingBarShowsTheSpeedAndThePositionMovesAtIt() {
+    var s = state(rows: 24, columns: 100)
+    let layout = Layout(rows: 24, columns: 100)
+    #expect(!draw(s, rows: 24, columns: 100).lines[layout.nowPlayingRow].contains("×"))
+    var snap = s.snapshot
+    snap.rate = 1.5
+    snap.state = .playing
+    snap.isAdvancing = true
+    snap.position = 10
+    snap.duration = 100
+    snap.positionTime = 0
+    s.update(snap)
+    let c = TextCanvas(rows: 24, columns: 100)
+    Screen.draw(s, on: c, now: 2_000_000_000)
+    #expect(c.lines[layout.nowPlayingRow].contains("1.5× ·"))
+    #expect(c.lines[layout.progressRow].hasPrefix(" 0:13 "), "two seconds at 1.5× are three")
+  }
+
+  /// While the sleep timer runs, the now-playing bar says how long is left, counting down with
+  /// the clock from when the player heard it.
+  @Test func theNowPlayingBarShowsTheSleepTimer() {
+    var s = state(rows: 24, columns: 100)
+    var snap = s.snapshot
+    snap.sleepTimer = SleepTimerStatus(
+      state: .running, mode: .duration(seconds: 1800), fade: 5, remaining: 1781)
+    snap.sleepTimerAt = 0
+    s.update(snap)
+    let layout = Layout(rows: 24, columns: 100)
+    #expect(draw(s, rows: 24, columns: 100).lines[layout.nowPlayingRow].contains("sleep 29:41 ·"))
+    let c = TextCanvas(rows: 24, columns: 100)
+    Screen.draw(s, on: c, now: 60_000_000_000)
+    #expect(c.lines[layout.nowPlayingRow].contains("sleep 28:41 ·"))
+    snap.sleepTimer = SleepTimerStatus(state: .running, mode: .endOfTrack, fade: 5)
+    s.update(snap)
+    #expect(
+      draw(s, rows: 24, columns: 100).lines[layout.nowPlayingRow].contains("sleep: end of track"))
+    snap.sleepTimer = SleepTimerStatus(state: .ending, mode: .endOfTrack, fade: 5, apps: ["hark"])
+    s.update(snap)
+    #expect(draw(s, rows: 24, columns: 100).lines[layout.nowPlayingRow].contains("sleep: fading"))
+    snap.sleepTimer = nil
+    s.update(snap)
+    #expect(!draw(s, rows: 24, columns: 100).lines[layout.nowPlayingRow].contains("sleep"))
   }
 }

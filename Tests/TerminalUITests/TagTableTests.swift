@@ -1,11 +1,12 @@
-import PlayerEngine
+import AudioCore
+import Platform
 import Testing
 
 @testable import TerminalUI
 
-/// The interface's tags by path (issue 13): keyed by the path's bytes, versioned, and a
-/// filter's folded rows kept across tag changes, folded again only where the tags changed.
-/// One test at a time: the versions remembered are shared, and the random one makes hundreds.
+/// The interface's tags by path: keyed by the path's bytes, versioned, and a filter's folded rows
+/// kept across tag changes, folded again only where the tags changed. One test at a time: the
+/// versions remembered are shared, and the random one makes hundreds.
 @Suite(.serialized, .timeLimit(.minutes(2))) struct TagTableTests {
   /// Two names that Unicode calls the same text but whose bytes differ are two files: each
   /// keeps its own tags. The same bytes are one key, however the String was made.
@@ -58,6 +59,59 @@ import Testing
         text.append(folding: track.path)
         if let title = tags[track.path]?.title { text.append(folding: title) }
       }.found.map(\.id)
+    }
+
+    func prepare(_ queue: [QueuedTrack], _ tags: TagTable) {
+      filter.prepare(queue, tagsVersion: tags.version, path: \.path) { track, text in
+        self.folded += 1
+        text.append(folding: track.path)
+        if let title = tags[track.path]?.title { text.append(folding: title) }
+      }
+    }
+  }
+
+  /// Folded ahead (as the interface's worker does, on its thread): the first key folds no
+  /// row and finds what folding every row finds; tags changed after fold only their rows, ahead
+  /// or at the key; a fold ahead for tags older than what a key folded since keeps the key's.
+  @Test func aFilterFoldedAheadOnlySearchesAtItsFirstKey() {
+    let queue = Self.queue(3_000)
+    var tags = TagTable()
+    tags[queue[7].path] = TrackInfo(title: "Zoë")
+    let folder = CountingFilter()
+    let old = tags
+    folder.prepare(queue, old)
+    #expect(folder.folded == 3_000)
+    folder.folded = 0
+    #expect(folder.rows(queue, "zoe", tags) == [8])
+    #expect(folder.folded == 0, "the first key folded \(folder.folded) rows")
+    tags[queue[9].path] = TrackInfo(title: "Zoe 2")
+    folder.prepare(queue, tags)
+    #expect(folder.folded == 1)
+    #expect(folder.rows(queue, "zoe", tags) == [8, 10])
+    #expect(folder.rows(queue, "zoe", tags) == Self.expected(queue, "zoe", tags))
+    #expect(folder.folded == 1)
+    // Ahead for the older tags, after a key folded the newer ones: the newer are kept.
+    folder.prepare(queue, old)
+    folder.folded = 0
+    #expect(folder.rows(queue, "zoe", tags) == [8, 10])
+    #expect(folder.folded == 0)
+  }
+
+  /// The rows of some changed paths, found by a binary search among the rows' hashes, are the
+  /// rows a pass over all of them finds: paths queued twice, paths not queued, none.
+  @Test func theRowsOfChangedPathsAreFoundByTheirHashes() {
+    var random = SystemRandomNumberGenerator()
+    for _ in 0..<200 {
+      let names = (0..<Int.random(in: 0...60, using: &random)).map { _ in
+        "/m/\(Int.random(in: 0..<40, using: &random)).flac"
+      }
+      let hashes = PathHashes(names) { $0 }
+      let changed = Set(
+        (0..<Int.random(in: 0...8, using: &random)).map { _ in
+          PathKey("/m/\(Int.random(in: 0..<50, using: &random)).flac")
+        })
+      let expected = names.indices.filter { changed.contains(PathKey(names[$0])) }
+      #expect(hashes.places(of: changed, in: names) { $0 } == expected)
     }
   }
 
@@ -116,7 +170,8 @@ import Testing
     var copies = [TagTable()]
     let folder = CountingFilter()
     let titles = ["Zoë", "zoe live", "Café", "Sigur Rós", "cafe", "", "Song 7"]
-    let queries = ["zoe", "cafe", "song", "ros", "7", "sigur ros"]
+    // Some one letter longer than others: a filter refines what the shorter one found.
+    let queries = ["zoe", "cafe", "song", "ros", "7", "sigur ros", "s", "si", "sig", "z", "zo"]
     for step in 0..<400 {
       var tags = copies.randomElement(using: &random)!
       var batch: [String: TrackInfo] = [:]

@@ -7,7 +7,9 @@
 static const int cdbus_type_invalid = DBUS_TYPE_INVALID;
 static const int cdbus_type_boolean = DBUS_TYPE_BOOLEAN;
 static const int cdbus_type_int32 = DBUS_TYPE_INT32;
+static const int cdbus_type_uint32 = DBUS_TYPE_UINT32;
 static const int cdbus_type_int64 = DBUS_TYPE_INT64;
+static const int cdbus_type_uint64 = DBUS_TYPE_UINT64;
 static const int cdbus_type_double = DBUS_TYPE_DOUBLE;
 static const int cdbus_type_string = DBUS_TYPE_STRING;
 static const int cdbus_type_object_path = DBUS_TYPE_OBJECT_PATH;

@@ -20,9 +20,9 @@ int chs_spawn_add_closefrom(posix_spawn_file_actions_t *actions, int lowfd);
 /* accept4(2) with SOCK_CLOEXEC | SOCK_NONBLOCK (a GNU extension). */
 int chs_accept_nonblocking(int fd);
 
-/* pipe2(2) with O_NONBLOCK | O_CLOEXEC (a GNU extension): both flags set atomically, so a
-   process spawned meanwhile by another thread never inherits the pipe. 0, or -1 with errno. */
-int chs_pipe_nonblocking_cloexec(int fds[2]);
+/* pipe2(2) (a GNU extension): a pipe with `flags` (O_CLOEXEC, O_NONBLOCK) set atomically, so
+   that a process spawned meanwhile by another thread never inherits it. 0, or -1 with errno. */
+int chs_pipe2(int fds[2], int flags);
 
 /* Makes stdout line-buffered, so each printed line reaches a pipe or file at once
    (Swift cannot touch the `stdout` global under strict concurrency). */
@@ -61,5 +61,9 @@ void chs_close_all_but(int keep);
    is vectorised, several times faster than a byte loop over a library's search text. */
 const void *chs_memmem(const void *haystack, size_t haystack_length, const void *needle,
                        size_t needle_length);
+
+/* gettid(2): the calling thread's id, as /proc/self/task and setpriority(2) name it (glibc's
+   wrapper is a GNU extension Swift's Glibc module does not show). */
+pid_t chs_gettid(void);
 
 #endif

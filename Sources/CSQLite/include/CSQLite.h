@@ -14,4 +14,7 @@ const char *csq_load(void);
 static inline int csq_bind_text(sqlite3_stmt *s, int i, const char *text, int n) {
   return sqlite3_bind_text(s, i, text, n, SQLITE_TRANSIENT);
 }
+static inline int csq_bind_blob(sqlite3_stmt *s, int i, const void *data, int n) {
+  return sqlite3_bind_blob(s, i, data, n, SQLITE_TRANSIENT);
+}
 #endif

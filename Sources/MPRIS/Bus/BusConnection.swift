@@ -91,6 +91,60 @@ final class BusConnection {
     _ = dbus_bus_release_name(raw, name, &error)
   }
 
+  /// The process behind a connection's unique name (org.freedesktop.DBus's
+  /// GetConnectionUnixProcessID), or nil when the bus does not say within `timeout`
+  /// milliseconds. Blocks; incoming messages read meanwhile wait in libdbus's queue.
+  func processID(of connection: String, timeout: Int32 = 250) -> Int32? {
+    guard
+      let call = dbus_message_new_method_call(
+        "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+        "GetConnectionUnixProcessID"
+      ).map(Message.init(taking:)),
+      call.append([.string(connection)])
+    else { return nil }
+    var error = DBusError()
+    dbus_error_init(&error)
+    defer { dbus_error_free(&error) }
+    guard
+      let answer = dbus_connection_send_with_reply_and_block(raw, call.raw, timeout, &error)
+        .map(Message.init(taking:)),
+      case .uint32(let pid) = answer.arguments?.first
+    else { return nil }
+    return Int32(bitPattern: pid)
+  }
+
+  /// Calls `member` of `interface` on `path` at `destination` and waits up to `timeout`
+  /// milliseconds for the answer: its arguments, or the error's words. Blocks; messages that
+  /// arrive meanwhile wait in libdbus's queue (`discardIncoming` empties it).
+  func call(
+    _ destination: String, _ path: String, _ interface: String, _ member: String,
+    _ arguments: [BusValue] = [], timeout: Int32
+  ) -> Result<[BusValue], BusCallError> {
+    guard
+      let call = dbus_message_new_method_call(destination, path, interface, member)
+        .map(Message.init(taking:)),
+      call.append(arguments)
+    else { return .failure(BusCallError(message: "out of memory")) }
+    var error = DBusError()
+    dbus_error_init(&error)
+    defer { dbus_error_free(&error) }
+    guard
+      let answer = dbus_connection_send_with_reply_and_block(raw, call.raw, timeout, &error)
+        .map(Message.init(taking:))
+    else { return .failure(BusCallError(message: Self.describe(error))) }
+    guard let values = answer.arguments else {
+      return .failure(BusCallError(message: "'\(member)' answered with values of unknown types"))
+    }
+    return .success(values)
+  }
+
+  /// Drops what has arrived unasked (the bus's NameAcquired, signals): a client that only
+  /// calls must not let them pile up.
+  func discardIncoming() {
+    _ = readWrite()
+    while popMessage() != nil {}
+  }
+
   /// This machine's D-Bus id, for org.freedesktop.DBus.Peer.GetMachineId.
   static func machineID() -> String? {
     var error = DBusError()
@@ -106,4 +160,9 @@ final class BusConnection {
     guard let message = error.message else { return "unknown D-Bus error" }
     return String(cString: message)
   }
+}
+
+/// A method call that failed: libdbus's words (the callee's error, or no answer in time).
+struct BusCallError: Error, Equatable {
+  var message: String
 }

@@ -4,7 +4,11 @@ import CDBus
 indirect enum BusValue: Equatable, Sendable {
   case boolean(Bool)
   case int32(Int32)
+  /// Read only (a bus daemon's answer: a process id).
+  case uint32(UInt32)
   case int64(Int64)
+  /// Read only (another player's mpris:length, which some send unsigned).
+  case uint64(UInt64)
   case double(Double)
   case string(String)
   case objectPath(String)
@@ -25,7 +29,9 @@ indirect enum BusValue: Equatable, Sendable {
     switch self {
     case .boolean: "b"
     case .int32: "i"
+    case .uint32: "u"
     case .int64: "x"
+    case .uint64: "t"
     case .double: "d"
     case .string: "s"
     case .objectPath: "o"
@@ -57,9 +63,15 @@ enum BusCoder {
     case .int32(let i):
       var raw = i
       return dbus_message_iter_append_basic(iter, cdbus_type_int32, &raw) != 0
+    case .uint32(let u):
+      var raw = u
+      return dbus_message_iter_append_basic(iter, cdbus_type_uint32, &raw) != 0
     case .int64(let i):
       var raw = i
       return dbus_message_iter_append_basic(iter, cdbus_type_int64, &raw) != 0
+    case .uint64(let u):
+      var raw = u
+      return dbus_message_iter_append_basic(iter, cdbus_type_uint64, &raw) != 0
     case .double(let d):
       var raw = d
       return dbus_message_iter_append_basic(iter, cdbus_type_double, &raw) != 0
@@ -121,10 +133,18 @@ enum BusCoder {
       var raw: Int32 = 0
       dbus_message_iter_get_basic(iter, &raw)
       return .int32(raw)
+    case cdbus_type_uint32:
+      var raw: UInt32 = 0
+      dbus_message_iter_get_basic(iter, &raw)
+      return .uint32(raw)
     case cdbus_type_int64:
       var raw: Int64 = 0
       dbus_message_iter_get_basic(iter, &raw)
       return .int64(raw)
+    case cdbus_type_uint64:
+      var raw: UInt64 = 0
+      dbus_message_iter_get_basic(iter, &raw)
+      return .uint64(raw)
     case cdbus_type_double:
       var raw: Double = 0
       dbus_message_iter_get_basic(iter, &raw)
@@ -151,8 +171,33 @@ enum BusCoder {
         }
         return .stringArray(strings)
       }
+    case cdbus_type_array where dbus_message_iter_get_element_type(iter) == cdbus_type_dict_entry:
+      return readDictionary(iter)
     default:
       return nil
+    }
+  }
+
+  /// An `a{sv}` (another player's properties and Metadata): the entries whose value this module
+  /// reads, in order; an entry of another type (a list of object paths, nested containers) is
+  /// left out rather than failing the whole dictionary. nil for keys that are not strings.
+  private static func readDictionary(_ iter: UnsafeMutablePointer<DBusMessageIter>) -> BusValue? {
+    withUnsafeTemporaryAllocation(of: DBusMessageIter.self, capacity: 2) { buffer in
+      guard let entries = buffer.baseAddress else { return nil }
+      let pair = entries + 1
+      dbus_message_iter_recurse(iter, entries)
+      var out: [BusValue.DictionaryEntry] = []
+      while dbus_message_iter_get_arg_type(entries) == cdbus_type_dict_entry {
+        dbus_message_iter_recurse(entries, pair)
+        guard dbus_message_iter_get_arg_type(pair) == cdbus_type_string,
+          let key = readString(pair)
+        else { return nil }
+        if dbus_message_iter_next(pair) != 0, let value = read(pair) {
+          out.append(BusValue.DictionaryEntry(key: key, value: value.unwrapped))
+        }
+        dbus_message_iter_next(entries)
+      }
+      return .dictionary(out)
     }
   }
 

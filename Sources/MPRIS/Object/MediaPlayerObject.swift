@@ -262,12 +262,24 @@ struct MediaPlayerObject: Sendable {
       guard state.volume != nil else { return .done }
       return .forward(.setVolume(max(0, volume)))
     case ("Rate", .double(let rate)):
-      // MinimumRate = MaximumRate = 1. MPRIS asks that a rate of 0 act as Pause; G19 forbids
-      // mapping one command onto another, so any rate but 1 is refused.
-      guard rate == 1 else {
-        return .error(ErrorName.invalidArgs, "Rate is fixed at 1.0 (MinimumRate = MaximumRate)")
+      // MPRIS asks that a rate of 0 act as Pause; G19 forbids mapping one command onto
+      // another, so it is refused, as any rate outside MinimumRate…MaximumRate is.
+      let low = configuration.minimumRate
+      let high = configuration.maximumRate
+      guard rate.isFinite, rate > 0, rate >= low, rate <= high else {
+        return .error(
+          ErrorName.invalidArgs,
+          low == high
+            ? "Rate is fixed at \(low) (MinimumRate = MaximumRate)"
+            : "Rate is between \(low) and \(high) (0 is not a speed: Pause pauses)")
       }
-      return .done
+      if rate == state.rate { return .done }
+      guard state.canChangeRate else {
+        return .error(
+          ErrorName.notSupported,
+          "the speed cannot be changed now (nothing loaded, or a live stream)")
+      }
+      return .forward(.setRate(rate))
     default:
       return .error(ErrorName.invalidArgs, "'\(name)' cannot be set to a '\(value.signature)'")
     }
@@ -292,8 +304,12 @@ struct MediaPlayerObject: Sendable {
       return .string(state.playbackStatus.rawValue)
     case (Names.player, "LoopStatus"):
       return .string(state.loopStatus.rawValue)
-    case (Names.player, "Rate"), (Names.player, "MinimumRate"), (Names.player, "MaximumRate"):
-      return .double(1)
+    case (Names.player, "Rate"):
+      return .double(state.rate)
+    case (Names.player, "MinimumRate"):
+      return .double(configuration.minimumRate)
+    case (Names.player, "MaximumRate"):
+      return .double(configuration.maximumRate)
     case (Names.player, "Shuffle"):
       return .boolean(state.shuffle)
     case (Names.player, "Metadata"):
@@ -325,6 +341,7 @@ struct MediaPlayerObject: Sendable {
     var changed: [String] = []
     if old.playbackStatus != new.playbackStatus { changed.append("PlaybackStatus") }
     if old.loopStatus != new.loopStatus { changed.append("LoopStatus") }
+    if old.rate != new.rate { changed.append("Rate") }
     if old.shuffle != new.shuffle { changed.append("Shuffle") }
     if old.track != new.track { changed.append("Metadata") }
     if (old.volume ?? 1) != (new.volume ?? 1) { changed.append("Volume") }
@@ -353,6 +370,10 @@ struct MediaPlayerObject: Sendable {
     if let url = track.url { entries.append(.init(key: "xesam:url", value: .string(url))) }
     if let number = track.trackNumber, let number32 = Int32(exactly: number) {
       entries.append(.init(key: "xesam:trackNumber", value: .int32(number32)))
+    }
+    // The owner's own keys ("hark:pauseReason"), in its namespace as MPRIS asks.
+    for (key, value) in track.extra.sorted(by: { $0.key < $1.key }) {
+      entries.append(.init(key: key, value: .string(value)))
     }
     return entries
   }

@@ -17,6 +17,8 @@ final class ServiceLoop: @unchecked Sendable {
   private let requests: AsyncStream<MPRISRequest>.Continuation
   /// The well-known name this connection owns, if any.
   private var ownedName: String?
+  /// Senders asked about already: whether each is the sound server's session manager.
+  private var policySenders: [String: Bool] = [:]
   /// The state the last PropertiesChanged described (or the one current when the name was
   /// taken): what the next state is compared with.
   private var published: MPRISState
@@ -173,7 +175,14 @@ final class ServiceLoop: @unchecked Sendable {
     } else {
       outcome = .error(ErrorName.invalidArgs, "'\(member)' takes no such arguments")
     }
-    if let request = outcome.request { requests.yield(request) }
+    if var request = outcome.request {
+      if request == .pause || request == .playPause, let sender = message.sender,
+        isSoundServerPolicy(sender)
+      {
+        request = .pauseForLostOutput
+      }
+      requests.yield(request)
+    }
     guard !message.noReplyExpected else { return true }
     let reply: Message?
     switch outcome.reply {
@@ -184,6 +193,19 @@ final class ServiceLoop: @unchecked Sendable {
     return true
   }
 
+  /// Whether `sender` is the sound server's session manager (WirePlumber), asked of the bus
+  /// once per connection: its Pause says that the output went.
+  private func isSoundServerPolicy(_ sender: String) -> Bool {
+    if let known = policySenders[sender] { return known }
+    let name = connection.processID(of: sender).flatMap(processName(of:))
+    let isPolicy = name.map(Self.soundServerPolicies.contains) ?? false
+    policySenders[sender] = isPolicy
+    return isPolicy
+  }
+
+  /// The session managers that pause players when their output goes (their process names).
+  static let soundServerPolicies: Set<String> = ["wireplumber"]
+
   private func finish() {
     releaseName()
     connection.flush()
@@ -192,5 +214,22 @@ final class ServiceLoop: @unchecked Sendable {
       c.events = []
     }
     requests.finish()
+  }
+}
+
+/// A process's name (/proc/PID/comm), or nil when it is gone.
+private func processName(of pid: Int32) -> String? {
+  let fd = open("/proc/\(pid)/comm", O_RDONLY | O_CLOEXEC)
+  guard fd >= 0 else { return nil }
+  defer { close(fd) }
+  var buffer = [UInt8](repeating: 0, count: 64)
+  let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+  guard n > 0 else { return nil }
+  return String(decoding: buffer[..<n], as: UTF8.self).trimmingSuffix("\n")
+}
+
+extension String {
+  fileprivate func trimmingSuffix(_ suffix: String) -> String {
+    hasSuffix(suffix) ? String(dropLast(suffix.count)) : self
   }
 }

@@ -46,6 +46,9 @@ public final class SessionServer {
     /// Requests handled from one client before the others get their turn: a client flooding
     /// valid requests does not delay the player's.
     public var requestsPerTurn = 8
+    /// The desktop's other media players, for the sleep timer (`MPRISDesktop`); nil: none (the
+    /// timer then pauses hark's sessions only).
+    public var desktop: (any DesktopPlayerControl)?
 
     public init(paths: SessionPaths, idleExit: Duration?) {
       self.paths = paths
@@ -59,6 +62,8 @@ public final class SessionServer {
     /// The order it was accepted in: the oldest silent client gives way first.
     let accepted: UInt64
     var name = "client"
+    /// What it said it is in its hello (an alarm, an assistant…), if it did.
+    var role: AppRole?
     var session: SessionID
     var greeted = false
     var registered = false
@@ -94,6 +99,17 @@ public final class SessionServer {
   /// The sound server's playback streams by process, and the output each plays on: a session's
   /// output is that of its process's newest stream.
   private var streamsByPid: [Int32: [UInt32: Route]] = [:]
+  /// What the sound server holds back (role policies' corks), by process and stream: the
+  /// holding stream, its process and name. Kept for processes with no session yet too (a
+  /// player's stream opens before it registers), and given to their sessions when they do.
+  private var heldStreams:
+    [Int32: [UInt32: (by: UInt32, byPid: Int32?, name: String, role: String?)]] = [:]
+  /// The sessions standing for what holds sessions back: holding streams, by their index, and
+  /// headsets switching profile, by card.
+  private var streamHolders: [UInt32: SessionID] = [:]
+  private var headsetHolders: [String: SessionID] = [:]
+  /// The streams the sound server ducks by itself, by process.
+  private var duckedStreams: [Int32: Set<UInt32>] = [:]
   /// Outputs that real devices put in the route table: not saved, since they may be gone by
   /// the time a server reads the file again.
   private var realRoutes: Set<String> = []
@@ -117,6 +133,10 @@ public final class SessionServer {
   private var listenerPausedUntil: UInt64 = 0
   /// Repeated warnings: when each was last logged and how many were left out since.
   private var repeatedLogs: [String: (at: UInt64, suppressed: Int)] = [:]
+  /// The desktop's sleep timer: decisions in `SleepTimer`, carried out here.
+  private var timer = SleepTimer()
+  /// Where the desktop's players answer the timer (`desktop`'s thread posts there).
+  private let desktopAnswers = ExternalEvents()
 
   public init(configuration: Configuration, logger: Logger) {
     self.configuration = configuration
@@ -127,16 +147,7 @@ public final class SessionServer {
   // MARK: Lifecycle
 
   /// Whether a server holds the lock for these paths (it may not be answering yet, or any more).
-  public static func isRunning(_ paths: SessionPaths) -> Bool {
-    let fd = open(paths.lock, O_RDWR | O_CLOEXEC)
-    guard fd >= 0 else { return false }
-    defer { close(fd) }
-    if flock(fd, LOCK_EX | LOCK_NB) == 0 {
-      flock(fd, LOCK_UN)
-      return false
-    }
-    return true
-  }
+  public static func isRunning(_ paths: SessionPaths) -> Bool { lockIsHeld(paths.lock) }
 
   /// Takes the lock, binds the socket and serves until stopped, signalled or idle.
   public func run() throws(ServerStartError) {
@@ -144,16 +155,12 @@ public final class SessionServer {
     do { try paths.prepareDirectory() } catch { throw .paths(error) }
 
     // The lock decides which of several racing servers serves; the losers exit.
-    lockFD = open(paths.lock, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-    guard lockFD >= 0 else { throw .system(.last("opening '\(paths.lock)'")) }
-    if flock(lockFD, LOCK_EX | LOCK_NB) != 0 {
-      let holder = readPid(lockFD)
-      close(lockFD)
-      throw .alreadyRunning(pid: holder)
+    do { lockFD = try takeLock(paths.lock) } catch {
+      switch error {
+      case .held(let holder): throw .alreadyRunning(pid: holder)
+      case .system(let failure): throw .system(failure)
+      }
     }
-    ftruncate(lockFD, 0)
-    let pidText = Array("\(pid)\n".utf8)
-    _ = pidText.withUnsafeBytes { pwrite(lockFD, $0.baseAddress, $0.count, 0) }
 
     do { listener = try UnixSocket.listen(at: paths.socket) } catch {
       close(lockFD)
@@ -161,6 +168,8 @@ public final class SessionServer {
     }
     policy = SessionPolicy(silentMode: loadSilentMode(), routes: loadRoutes())
     reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
+    let answers = desktopAnswers
+    configuration.desktop?.start(answering: { answers.post($0) })
     ServerSignals.install()
     logger.info(
       "serving",
@@ -173,6 +182,7 @@ public final class SessionServer {
   }
 
   private func shutdown() {
+    configuration.desktop?.close()
     for fd in Array(clients.keys) {
       flush(fd)
       close(fd)
@@ -195,6 +205,7 @@ public final class SessionServer {
       fds.append(pollfd(fd: listening ? listener : -1, events: Int16(POLLIN), revents: 0))
       fds.append(pollfd(fd: ServerSignals.readFD, events: Int16(POLLIN), revents: 0))
       fds.append(pollfd(fd: configuration.external?.fd ?? -1, events: Int16(POLLIN), revents: 0))
+      fds.append(pollfd(fd: desktopAnswers.fd, events: Int16(POLLIN), revents: 0))
       var backlogged: [Int32] = []
       // In the order they came, so that who goes first does not depend on a hash.
       for c in clients.values.sorted(by: { $0.accepted < $1.accepted }) {
@@ -218,7 +229,10 @@ public final class SessionServer {
         if fds[2].revents != 0, let external = configuration.external {
           for event in external.drain() { apply(event) }
         }
-        for p in fds.dropFirst(3) where p.revents != 0 {
+        if fds[3].revents != 0 {
+          for event in desktopAnswers.drain() { apply(event) }
+        }
+        for p in fds.dropFirst(4) where p.revents != 0 {
           guard clients[p.fd] != nil else { continue }
           if p.revents & Int16(POLLOUT) != 0 { flush(p.fd) }
           if p.revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { readFrom(p.fd) }
@@ -233,6 +247,8 @@ public final class SessionServer {
       }
       expireCommands(now: now)
       for fd in clients.filter({ $0.value.closing }).map(\.key) { disconnect(fd) }
+      // What plays may have changed (a publish, an app gone), or the timer's time has come.
+      if !timer.isOff { carryOut(timer.update(timerListening())) }
       if clients.isEmpty, let idle = configuration.idleExit {
         if idleDeadline == nil { idleDeadline = now + nanoseconds(idle) }
         if let deadline = idleDeadline, now >= deadline {
@@ -252,6 +268,7 @@ public final class SessionServer {
       deadline = min(deadline ?? .max, idle)
     }
     if listenerPausedUntil > now { deadline = min(deadline ?? .max, listenerPausedUntil) }
+    if let due = timer.wakeAt { deadline = min(deadline ?? .max, due) }
     guard let deadline else { return -1 }
     if deadline <= now { return 0 }
     return Int32(min((deadline - now) / 1_000_000 + 1, 60_000))
@@ -424,7 +441,7 @@ public final class SessionServer {
     }
     guard let client = clients[fd] else { return }
     if !client.greeted {
-      guard case .hello(let version, let name) = message else {
+      guard case .hello(let version, let name, let role) = message else {
         send(
           .error(WireError(code: "helloFirst", message: "the first message must be 'hello'")),
           to: fd)
@@ -443,6 +460,7 @@ public final class SessionServer {
       }
       clients[fd]?.greeted = true
       clients[fd]?.name = String(name.prefix(64))
+      clients[fd]?.role = role
       send(
         .welcome(
           Welcome(
@@ -508,6 +526,16 @@ public final class SessionServer {
       register(fd)
       logger.info("\(client.name) (pid \(client.pid)) lost its output '\(route.name)'")
       applyAndReply(.outputLost(client.session, lost: route), id: id, to: fd)
+    case .setTimer(let setting):
+      reply(id, .success(.none), to: fd)
+      if let setting {
+        logger.info(
+          "\(client.name) (pid \(client.pid)) sets the sleep timer: \(Self.words(setting))")
+        carryOut(timer.set(setting, timerListening()))
+      } else {
+        logger.info("\(client.name) (pid \(client.pid)) cancels the sleep timer")
+        carryOut(timer.cancel(timerListening()))
+      }
     case .stopServer:
       logger.info("stop requested by \(client.name) (pid \(client.pid))")
       reply(id, .success(.none), to: fd)
@@ -521,9 +549,55 @@ public final class SessionServer {
     sessionsToFD[c.session] = fd
     configuration.external?.sessionCame(pid: c.pid)
     logger.info("\(c.name) (pid \(c.pid)) registered as session \(c.session)")
-    deliver(policy.apply(.connect(c.session, AppIdentity(name: c.name, pid: c.pid))).notifications)
+    deliver(
+      policy.apply(.connect(c.session, AppIdentity(name: c.name, pid: c.pid, role: c.role)))
+        .notifications)
+    // A timer set before it came: it shows it too.
+    if let status = timer.status(at: monotonicNanoseconds()) {
+      send(.event(.sleepTimer(status)), to: fd)
+    }
     // Its stream may have reached the sound server before it registered.
     updateOutput(ofPid: c.pid)
+    updateDuck(ofPid: c.pid)
+    for (_, h) in (heldStreams[c.pid] ?? [:]).sorted(by: { $0.key < $1.key }) {
+      hold(pid: c.pid, by: h.by, byPid: h.byPid, name: h.name, role: h.role)
+    }
+  }
+
+  /// Tells the policy whether the sound server ducks the sessions of `pid` by itself.
+  private func updateDuck(ofPid pid: Int32) {
+    let ducked = !(duckedStreams[pid]?.isEmpty ?? true)
+    for c in clients.values.sorted(by: { $0.fd < $1.fd }) where c.pid == pid && c.registered {
+      guard policy.sessions[c.session].map({ $0.duckedBySoundServer != ducked }) ?? false else {
+        continue
+      }
+      logger.info(
+        "\(c.name) (pid \(pid)): the sound server \(ducked ? "ducks" : "no longer ducks") its stream"
+      )
+      deliver(policy.apply(.duckedBySoundServer(c.session, ducked)).notifications)
+    }
+  }
+
+  /// The sound server holds the stream of `pid` back for the stream `by`: an interruption of
+  /// its sessions, by the session standing for `by`. Not when `by` is a hark app's own: the
+  /// policy arbitrates between hark's sessions already.
+  private func hold(pid: Int32, by: UInt32, byPid: Int32?, name: String, role: String?) {
+    if let byPid, clients.values.contains(where: { $0.pid == byPid && $0.registered }) { return }
+    let mine = clients.values.filter { $0.pid == pid && $0.registered }.sorted { $0.fd < $1.fd }
+    guard !mine.isEmpty else { return }
+    let holder = streamHolders[by] ?? newStandIn()
+    streamHolders[by] = holder
+    for c in mine {
+      logger.info("\(c.name) (pid \(pid)): the sound server holds its stream back for '\(name)'")
+      let cause = InterruptionCause(kind: .init(mediaRole: role), by: name)
+      deliver(policy.apply(.holdStream(c.session, holder: holder, cause: cause)).notifications)
+    }
+  }
+
+  /// A session id for something outside hark that interrupts hark's sessions.
+  private func newStandIn() -> SessionID {
+    defer { nextSession += 1 }
+    return SessionID(nextSession)
   }
 
   /// Tells the policy where the sessions of `pid` are heard now: on the output of its newest
@@ -673,7 +747,72 @@ public final class SessionServer {
       version: protocolVersion, serverPid: pid, silent: policy.silentMode,
       route: policy.routes.current,
       routes: policy.routes.available, sessions: sessions,
-      nowPlaying: np.flatMap { policy.sessions[$0]?.identity.pid })
+      nowPlaying: np.flatMap { policy.sessions[$0]?.identity.pid },
+      timer: timer.status(at: monotonicNanoseconds()))
+  }
+
+  // MARK: The sleep timer
+
+  /// What the timer looks at now: hark's now-playing app (its position brought to now), which
+  /// sessions play, and which processes have one.
+  private func timerListening() -> SleepTimer.Listening {
+    let now = monotonicNanoseconds()
+    var nowPlaying: SleepTimer.NowPlaying?
+    if let id = policy.nowPlaying, let s = policy.sessions[id],
+      let playback = extrapolated(s.playback, since: publishedAt[id])
+    {
+      nowPlaying = SleepTimer.NowPlaying(session: id, name: s.identity.name, playback: playback)
+    }
+    let playing = Set(policy.sessions.filter { $0.value.playback?.state == .playing }.keys)
+    let pids = Set(clients.values.filter(\.registered).map(\.pid))
+    return SleepTimer.Listening(
+      now: now, nowPlaying: nowPlaying, playing: playing, sessionPids: pids)
+  }
+
+  /// Carries out what the timer decided.
+  private func carryOut(_ effects: [SleepTimer.Effect]) {
+    for effect in effects {
+      switch effect {
+      case .endSession(let id, let fade):
+        guard let fd = sessionsToFD[id] else { continue }
+        logger.info("the sleep timer ended: \(describe(fd)) fades out over \(fade) s and pauses")
+        send(.event(.sleepTimerEnded(fade: fade)), to: fd)
+      case .surveyDesktop:
+        if let desktop = configuration.desktop {
+          desktop.survey()
+        } else {
+          desktopAnswers.post(.desktopSurveyed([]))
+        }
+      case .pauseDesktop(let players, let fade):
+        let names = players.map { "'\($0.name)'" }.joined(separator: ", ")
+        logger.info("the sleep timer ended: \(names) fade out over \(fade) s and pause (MPRIS)")
+        if let desktop = configuration.desktop {
+          desktop.fadeAndPause(players, fade: fade)
+        } else {
+          desktopAnswers.post(.desktopPaused)
+        }
+      case .stopDesktopFade:
+        configuration.desktop?.stopFades()
+      case .announce:
+        let status = timer.status(at: monotonicNanoseconds())
+        if let status, status.state == .ended {
+          let paused =
+            status.apps.isEmpty ? "nothing (nothing played)" : status.apps.joined(separator: ", ")
+          logger.info("the sleep timer has ended; it paused \(paused)")
+        }
+        for fd in sessionsToFD.values.sorted() { send(.event(.sleepTimer(status)), to: fd) }
+      }
+    }
+  }
+
+  /// "30 min, fading over 5 s", for the log.
+  static func words(_ setting: SleepTimerSetting) -> String {
+    let fade = "fading over \(setting.fade) s"
+    switch setting.mode {
+    case .duration(let seconds): return "\(seconds) s, \(fade)"
+    case .endOfTrack: return "the end of the track, \(fade)"
+    case .endOfChapter: return "the end of the chapter, \(fade)"
+    }
   }
 
   /// Now-playing info says where playback was when it was published and at what rate; the
@@ -798,27 +937,88 @@ public final class SessionServer {
     case .outputLost(let pid, let stream, let lost):
       let mine = clients.values.filter { $0.pid == pid && $0.registered }.sorted { $0.fd < $1.fd }
       guard !mine.isEmpty else { return }  // other programs' streams are theirs to manage
+      let playing = mine.contains { policy.sessions[$0.session]?.isActive == true }
       for c in mine {
         logger.info("\(c.name) (pid \(pid)) lost its output '\(lost.name)'")
         deliver(policy.apply(.outputLost(c.session, lost: lost)).notifications)
       }
       // The sound server has moved the stream to another output by itself: end it there, now
       // that its app has been told why (it pauses, G5; its output failing is no news to it).
-      // `deliver` has written the news to the app's socket already.
-      configuration.external?.silence(stream: stream)
+      // `deliver` has written the news to the app's socket already. Not a paused app's (paused
+      // by the user, or by WirePlumber's MPRIS Pause just before): nothing is heard from it, it
+      // plays on the current output when the user plays again, and PipeWire's ALSA plugin,
+      // whose stream had been ended meanwhile, failed that play ("'default' went away").
+      if playing { configuration.external?.silence(stream: stream) }
     case .streamOutput(let pid, let stream, let output):
       streamsByPid[pid, default: [:]][stream] = output
       updateOutput(ofPid: pid)
     case .streamGone(let pid, let stream):
       streamsByPid[pid]?[stream] = nil
       if streamsByPid[pid]?.isEmpty ?? false { streamsByPid[pid] = nil }
+      // What held it back holds its sessions still (they resume when it ends); only the
+      // stream is forgotten.
+      heldStreams[pid]?[stream] = nil
+      if heldStreams[pid]?.isEmpty ?? false { heldStreams[pid] = nil }
+      if duckedStreams[pid]?.remove(stream) != nil {
+        if duckedStreams[pid]?.isEmpty ?? false { duckedStreams[pid] = nil }
+        updateDuck(ofPid: pid)
+      }
       updateOutput(ofPid: pid)
+    case .streamHeld(let pid, let stream, let by, let byPid, let name, let role):
+      heldStreams[pid, default: [:]][stream] = (by, byPid, name, role)
+      hold(pid: pid, by: by, byPid: byPid, name: name, role: role)
+    case .holdEnded(let by):
+      for pid in Array(heldStreams.keys) {
+        heldStreams[pid] = heldStreams[pid]?.filter { $0.value.by != by }
+        if heldStreams[pid]?.isEmpty ?? false { heldStreams[pid] = nil }
+      }
+      guard let holder = streamHolders.removeValue(forKey: by) else { return }
+      logger.info("the sound server no longer holds streams back")
+      deliver(policy.apply(.releaseHold(holder: holder, lost: nil)).notifications)
+    case .streamDucked(let pid, let stream, let ducked):
+      if ducked {
+        duckedStreams[pid, default: []].insert(stream)
+      } else {
+        duckedStreams[pid]?.remove(stream)
+        if duckedStreams[pid]?.isEmpty ?? false { duckedStreams[pid] = nil }
+      }
+      updateDuck(ofPid: pid)
+    case .headsetSwitching(let card, let output):
+      let holder = newStandIn()
+      headsetHolders[card] = holder
+      logger.info("output '\(output.name)' switches to its call profile; what plays there waits")
+      let cause = InterruptionCause(kind: .call, by: "\(output.name) (call profile)")
+      deliver(policy.apply(.holdOutput(output, holder: holder, cause: cause)).notifications)
+    case .outputHeld(let pid, let stream, let output):
+      // Moved off the headset by the sound server. A stream still playing is ended there, as a
+      // lost stream is (G5): its app is held back by the switch next, and opens a new one when
+      // it resumes. A paused one (a call paused it: the usual case) is left alone: the sound
+      // server moves it back with the headset's music sink, and its app resumes on it (ended,
+      // PipeWire's ALSA plugin would find it broken then, and take it for a lost output).
+      let playing = clients.values.contains {
+        $0.pid == pid && $0.registered && policy.sessions[$0.session]?.isActive == true
+      }
+      guard playing else { return }
+      logger.info("pid \(pid): its stream on '\(output.name)' ends while the headset switches")
+      configuration.external?.silence(stream: stream)
+    case .headsetBack(let card, let output):
+      guard let holder = headsetHolders.removeValue(forKey: card) else { return }
+      logger.info("output '\(output.name)' is back from its call profile")
+      deliver(policy.apply(.releaseHold(holder: holder, lost: nil)).notifications)
+    case .headsetGone(let card, let output):
+      guard let holder = headsetHolders.removeValue(forKey: card) else { return }
+      logger.info("output '\(output.name)' went away during its profile switch")
+      deliver(policy.apply(.releaseHold(holder: holder, lost: output)).notifications)
     case .soundServer(let name):
       if let name {
         logger.info("sound server '\(name)' connected")
       } else {
         logger.notice("lost the sound server; waiting for it to come back")
       }
+    case .desktopSurveyed(let players):
+      carryOut(timer.surveyed(players, timerListening()))
+    case .desktopPaused:
+      carryOut(timer.desktopPaused(timerListening()))
     case .phoneStream(let began, let key, let name, let pid):
       if began {
         let connected = clients.values.lazy.map(\.pid)
@@ -845,7 +1045,7 @@ public final class SessionServer {
   }
 
   private func save(_ value: some Encodable, to path: String) {
-    do { try writeFileAtomically(path, try encodeJSON(value)) } catch {
+    do { try replaceFile(path, with: try encodeJSON(value)) } catch {
       logger.warning("cannot save '\(path)': \(error)")
     }
   }
@@ -861,19 +1061,6 @@ extension WireError {
     case .unknownSession, .optionsNotAllowed:
       self.init(code: "badRequest", message: failure.description)
     }
-  }
-}
-
-private func readPid(_ fd: Int32) -> Int32? {
-  var buffer = [UInt8](repeating: 0, count: 32)
-  let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
-  guard n > 0 else { return nil }
-  return Int32(String(decoding: buffer[0..<n], as: UTF8.self).trimmingWhitespace())
-}
-
-extension String {
-  func trimmingWhitespace() -> String {
-    String(self.drop { $0.isWhitespace }.reversed().drop { $0.isWhitespace }.reversed())
   }
 }
 

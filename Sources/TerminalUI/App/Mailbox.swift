@@ -1,6 +1,6 @@
 import Glibc
 import Platform
-import PlayerEngine
+import PlayerCore
 import SessionCore
 
 /// What other threads have for the UI thread since it last looked.
@@ -13,6 +13,8 @@ struct Inbox: Sendable {
   /// table: the worker posts them under the box's lock at a low priority, and hashing a few
   /// thousand paths there held up the UI thread's `take` for milliseconds.
   var tags: [(path: String, info: TrackInfo)] = []
+  /// The worker has read every tag asked for (and posted them).
+  var tagsAllRead = false
   var outputs: [OutputChoice]?
   /// Remote commands the user typed that were not carried out, with their labels.
   var answers: [(String, CommandStatus)] = []
@@ -35,6 +37,8 @@ struct Inbox: Sendable {
   var playlistSaved = false
   /// Covers drawn by hark-cover, with the file each is the cover of.
   var covers: [(path: String, outcome: CoverHelper.Outcome)] = []
+  /// Lyrics found (or not), with the file they are of.
+  var lyrics: [(path: String, found: LyricsFound)] = []
 }
 
 /// Where the player's observer, the background worker and the request forwarder leave things
@@ -62,8 +66,10 @@ final class Mailbox: Sendable {
 /// What the UI thread asks of the player, in order.
 enum PlayerRequest: Sendable {
   case command(RemoteCommand, label: String)
-  case action(Player.Action)
+  case action(PlayerAction)
   case replaceQueue([String], start: Int)
+  /// The desktop's sleep timer, to the session server (not the player's: the desktop's).
+  case sleepTimer(SleepTimerSetting?)
 }
 
 /// One thread for the slow things the UI must not wait for: reading tags (libsndfile opens
@@ -86,6 +92,11 @@ final class BackgroundWorker: @unchecked Sendable {
     case cover(
       String, columns: Int, rows: Int, colors: Int, pixels: (width: Int, height: Int, sixel: Bool)?
     )
+    /// The lyrics of a file.
+    case lyrics(String)
+    /// Work done ahead for the interface (the queue's filter folded), when nothing more
+    /// urgent waits.
+    case ahead(@Sendable () -> Void)
   }
 
   private struct Jobs {
@@ -96,7 +107,7 @@ final class BackgroundWorker: @unchecked Sendable {
     /// The paths whose tags have been read (or are being): asked for again (the queue each
     /// time it changes, 50,000 paths), they are passed over here rather than looked up on the
     /// UI thread.
-    var asked: Set<String> = []
+    var asked: Set<PathKey> = []
     var stopping = false
   }
 
@@ -104,7 +115,7 @@ final class BackgroundWorker: @unchecked Sendable {
   /// (the index read them again: a file retagged).
   func forget(_ paths: [String]) {
     jobs.withLock { j in
-      for p in paths { j.asked.remove(p) }
+      for p in paths { j.asked.remove(PathKey(p)) }
     }
   }
 
@@ -112,21 +123,29 @@ final class BackgroundWorker: @unchecked Sendable {
   private let semaphore = Platform.Semaphore()
   private let mailbox: Mailbox
   private let readTags: @Sendable (String) -> TrackInfo?
+  /// Called when the worker has read the tags asked for, for now (`readTags` may hold the
+  /// index open between reads until then).
+  private let readTagsDone: @Sendable () -> Void
   private let listOutputs: @Sendable () -> [OutputChoice]
   private let expandFolder: @Sendable (String) -> (files: [String], problems: [String])
   private let request: @Sendable (PlayerRequest) -> Void
   private let readCover: TerminalInterface.CoverReader?
+  private let readLyrics: TerminalInterface.LyricsReader?
 
   init(
     mailbox: Mailbox, readTags: @escaping @Sendable (String) -> TrackInfo?,
+    readTagsDone: @escaping @Sendable () -> Void = {},
     listOutputs: @escaping @Sendable () -> [OutputChoice],
     expandFolder: @escaping @Sendable (String) -> (files: [String], problems: [String]),
     readCover: TerminalInterface.CoverReader? = nil,
+    readLyrics: TerminalInterface.LyricsReader? = nil,
     request: @escaping @Sendable (PlayerRequest) -> Void
   ) {
     self.readCover = readCover
+    self.readLyrics = readLyrics
     self.mailbox = mailbox
     self.readTags = readTags
+    self.readTagsDone = readTagsDone
     self.listOutputs = listOutputs
     self.expandFolder = expandFolder
     self.request = request
@@ -151,10 +170,14 @@ final class BackgroundWorker: @unchecked Sendable {
     jobs.withLock { j in
       switch job {
       case .tags(let paths): if !paths.isEmpty { j.tagBatches.append((paths, 0)) }
-      case .outputs, .addFolder, .playPlaylist, .save, .findPlaylists: j.urgent.append(job)
+      case .outputs, .addFolder, .playPlaylist, .save, .findPlaylists, .ahead: j.urgent.append(job)
       case .cover:
         // Only the newest cover is wanted: the track (or the window) changed since the others.
         j.urgent.removeAll { if case .cover = $0 { true } else { false } }
+        j.urgent.append(job)
+      case .lyrics:
+        // And the newest lyrics: the track changed since the others were asked for.
+        j.urgent.removeAll { if case .lyrics = $0 { true } else { false } }
         j.urgent.append(job)
       }
     }
@@ -184,7 +207,7 @@ final class BackgroundWorker: @unchecked Sendable {
         }
         j.tagBatches[j.tagBatches.count - 1].next += 1
         let path = last.paths[last.next]
-        if j.asked.insert(path).inserted { return .tag(path) }
+        if j.asked.insert(PathKey(path)).inserted { return .tag(path) }
       }
       return .idle
     }
@@ -192,6 +215,7 @@ final class BackgroundWorker: @unchecked Sendable {
 
   private func loop() {
     var found: [(path: String, info: TrackInfo)] = []
+    var readSince = false  // tags read since the worker was last idle
     var lastPost = monotonicNanoseconds()
     func flush() {
       guard !found.isEmpty else { return }
@@ -206,8 +230,15 @@ final class BackgroundWorker: @unchecked Sendable {
         return
       case .idle:
         flush()
+        if readSince {
+          // Every tag asked for is read: what depends on them all may be done now.
+          readSince = false
+          readTagsDone()
+          mailbox.post { $0.tagsAllRead = true }
+        }
         semaphore.wait()
       case .tag(let path):
+        readSince = true
         found.append((path, readTags(path) ?? TrackInfo()))
         // A redraw every 100 ms while a big folder is read, not one per file.
         if monotonicNanoseconds() - lastPost > 100_000_000 { flush() }
@@ -281,6 +312,11 @@ final class BackgroundWorker: @unchecked Sendable {
         guard let readCover else { break }
         let outcome = readCover(path, columns, rows, colors, pixels)
         mailbox.post { $0.covers.append((path, outcome)) }
+      case .job(.lyrics(let path)):
+        let found = readLyrics?(path) ?? LyricsFound(lyrics: nil, problem: nil)
+        mailbox.post { $0.lyrics.append((path, found)) }
+      case .job(.ahead(let work)):
+        work()
       case .job(.tags):
         break  // tags arrive as batches, never as urgent jobs
       }

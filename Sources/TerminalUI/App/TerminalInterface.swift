@@ -1,6 +1,7 @@
+import AudioCore
 import Glibc
 import Platform
-import PlayerEngine
+import PlayerCore
 import SessionCore
 
 /// The terminal interface: a library browser, the queue, the now-playing bar, a status line
@@ -28,6 +29,9 @@ public final class TerminalInterface: @unchecked Sendable {
     public var detachRefusal: String?
     /// Tags and length of a file, read on the background thread.
     public var readTags: @Sendable (String) -> TrackInfo? = { _ in nil }
+    /// Said on the background thread when the tags asked for are read, for now: `readTags`
+    /// may keep what it reads from open between reads until then.
+    public var readTagsDone: @Sendable () -> Void = {}
     /// The outputs for the route picker, listed on the background thread.
     public var listOutputs: @Sendable () -> [OutputChoice] = { [] }
     /// The audio files under a folder, in play order (on the background thread).
@@ -38,14 +42,26 @@ public final class TerminalInterface: @unchecked Sendable {
     }
     /// Starts a simulated incoming call; returns a line for the status line.
     public var simulateCall: @Sendable () -> String = { "There is no way to simulate a call" }
+    /// Sets the desktop's sleep timer (nil cancels it) through the session server; nil when
+    /// done, else why not (a line for the status line). Called on the interface's request task.
+    public var setSleepTimer: @Sendable (SleepTimerSetting?) async -> String? = { _ in
+      "There is no session server to keep a sleep timer"
+    }
     /// Where stderr goes while the interface runs; nil: /dev/null.
     public var logPath: String?
     /// The view shown first (the config's start_view).
     public var startView: ViewKind = .library
+    /// Files handed to a running player as the interface starts: the first of them, and the
+    /// last queue entry's id before them. The queue view shows it selected when it arrives.
+    public var showWhenQueued: (path: String, after: Int, switchView: Bool)?
     /// The tag index (artists, albums, genres, search across the library); nil: folders only.
     public var index: IndexAccess?
     /// Draws the playing track's cover (on the background thread); nil: no covers.
     public var readCover: CoverReader?
+    /// Finds a file's lyrics (on the background thread); nil: none are ever found.
+    public var readLyrics: LyricsReader?
+    /// The lyrics beside the list (the config's lyrics_beside).
+    public var lyricsBeside = false
 
     public init(libraryFolder: String) { self.libraryFolder = libraryFolder }
   }
@@ -58,6 +74,10 @@ public final class TerminalInterface: @unchecked Sendable {
       _ path: String, _ columns: Int, _ rows: Int, _ colors: Int,
       _ pixels: (width: Int, height: Int, sixel: Bool)?
     ) -> CoverHelper.Outcome
+
+  /// The lyrics of a file (an .lrc beside it, its tags), or none, and why not when its tags
+  /// cannot be read.
+  public typealias LyricsReader = @Sendable (_ path: String) -> LyricsFound
 
   private let player: any PlayerConnection
   private let configuration: Configuration
@@ -89,6 +109,7 @@ public final class TerminalInterface: @unchecked Sendable {
     let mailbox = Mailbox(waking: pipe)
     let (requests, sink) = AsyncStream<PlayerRequest>.makeStream()
     let player = self.player
+    let setSleepTimer = configuration.setSleepTimer
     let forwarder = Task {
       for await request in requests {
         switch request {
@@ -99,6 +120,8 @@ public final class TerminalInterface: @unchecked Sendable {
           await player.perform(action)
         case .replaceQueue(let paths, let start):
           await player.perform(.replace(paths, start: start))
+        case .sleepTimer(let setting):
+          if let why = await setSleepTimer(setting) { mailbox.post { $0.messages.append(why) } }
         }
       }
     }
@@ -169,8 +192,10 @@ private final class InterfaceLoop {
       folder: configuration.libraryFolder, layout: Layout(rows: 24, columns: 80),
       bindings: configuration.bindings)
     state.view = configuration.startView
+    state.showWhenQueued = configuration.showWhenQueued
     state.homeFolder = environment("HOME")
     state.showsCover = configuration.readCover != nil
+    state.lyricsBeside = configuration.lyricsBeside
   }
 
   func run() -> TerminalInterface.Ending {
@@ -192,14 +217,15 @@ private final class InterfaceLoop {
     let index = configuration.index
     let expandFolder = configuration.expandFolder
     worker = BackgroundWorker(
-      mailbox: mailbox, readTags: configuration.readTags, listOutputs: configuration.listOutputs,
+      mailbox: mailbox, readTags: configuration.readTags,
+      readTagsDone: configuration.readTagsDone, listOutputs: configuration.listOutputs,
       expandFolder: { path in
         guard let view = IndexView(path: path) else { return expandFolder(path) }
         guard let files = index?.tracks(view) else {
           return ([], ["cannot read the library's index for '\(view.name)'"])
         }
         return (files, [])
-      }, readCover: configuration.readCover,
+      }, readCover: configuration.readCover, readLyrics: configuration.readLyrics,
       request: { request($0) })
     start(terminal)
     loop(terminal)
@@ -285,10 +311,7 @@ private final class InterfaceLoop {
   /// A line in the log (stderr, while the interface runs).
   private func log(_ line: String) { say("hark: \(line)\n") }
 
-  private func say(_ text: String) {
-    var bytes = Array(text.utf8)
-    _ = write(2, &bytes, bytes.count)
-  }
+  private func say(_ text: String) { try? writeAll(2, text.utf8) }
 
   // MARK: The loop
 
@@ -338,6 +361,7 @@ private final class InterfaceLoop {
       events += decoder.expire(now: now)
       for event in events { handle(event, terminal, now: now) }
       takePendingTags()
+      foldQueueFilterAhead()
       _ = state.expire(now: now)
       if exitStatus == nil { draw(terminal) }
     }
@@ -356,6 +380,14 @@ private final class InterfaceLoop {
       consider(UInt64(max(20_000_000, untilNextSecond + 5_000_000)))
     }
     if let m = state.message, m.expires > now { consider(m.expires - now) }
+    // The sleep timer's time left, second by second, playing or not (it counts either way).
+    if let left = snap.sleepTimerRemaining(at: now), left > 0 {
+      let untilNextSecond = (left - left.rounded(.down)) * 1e9
+      consider(UInt64(max(20_000_000, untilNextSecond + 5_000_000)))
+    }
+    // The next line or word of the lyrics shown, and a line picked by hand let go.
+    if let next = state.untilNextLyricsChange(at: now) { consider(next) }
+    if let until = state.lyricsPane.manualUntil, until > now { consider(until - now) }
     if !pendingTags.isEmpty { consider(0) }  // the next slice, once the keys are seen to
     guard let wait else { return -1 }
     return Int32(min(UInt64(Int32.max), (wait + 999_999) / 1_000_000))
@@ -363,6 +395,10 @@ private final class InterfaceLoop {
 
   private func draw(_ terminal: CursesTerminal) {
     requestCover(terminal)
+    if let path = state.lyricsWanted {
+      state.lyricsPane.requested = path
+      worker?.submit(.lyrics(path))
+    }
     tagSearchResultsOnScreen()
     terminal.beginFrame()
     Screen.draw(state, on: terminal, now: monotonicNanoseconds())
@@ -498,6 +534,30 @@ private final class InterfaceLoop {
   private var pendingTagsTaken = 0
   static let tagsPerTurn = 1_000
 
+  /// The worker has read every tag asked of it since this was last used.
+  private var tagsAllRead = false
+  /// The queue and the tags version the queue's filter was last folded ahead for.
+  private var foldedAhead: (queue: [QueuedTrack], tagsVersion: Int)?
+
+  /// Once a big queue's tags are all read and in the state, the worker folds the queue's
+  /// filter with them (`InterfaceState.prepareQueueFilter`), on a copy of the state: the
+  /// filter's first key then only searches. Again after the tags change (the index read a
+  /// file again): then only the rows of those tags are folded again.
+  private func foldQueueFilterAhead() {
+    guard tagsAllRead, pendingTags.isEmpty, let worker,
+      state.snapshot.queue.count >= InterfaceState.queueFoldedAheadFrom
+    else { return }
+    tagsAllRead = false
+    if let done = foldedAhead, done.tagsVersion == state.tags.version,
+      done.queue == state.snapshot.queue
+    {
+      return
+    }
+    foldedAhead = (state.snapshot.queue, state.tags.version)
+    let copy = state
+    worker.submit(.ahead { copy.prepareQueueFilter() })
+  }
+
   /// Puts the next slice of the pending tags in the state; `all` of them.
   private func takePendingTags(all: Bool = false) {
     guard pendingTagsTaken < pendingTags.count else { return }
@@ -536,6 +596,7 @@ private final class InterfaceLoop {
       state.note(notice, now: now)
     }
     pendingTags += mail.tags
+    if mail.tagsAllRead { tagsAllRead = true }
     for (path, outcome) in mail.covers {
       switch outcome {
       case .picture(let art): state.cover = ShownCover(path: path, art: art)
@@ -545,6 +606,10 @@ private final class InterfaceLoop {
         log("no cover for '\(path)': \(line)")
         if state.cover?.path == path { state.cover = nil }
       }
+    }
+    for (path, found) in mail.lyrics {
+      if let problem = found.problem { log("no lyrics for '\(path)': \(problem)") }
+      state.showLyrics(path, lyrics: found.lyrics, problem: found.problem)
     }
     if let outputs = mail.outputs { state.showOutputs(outputs) }
     for (label, status) in mail.answers { state.commandAnswered(label, status, now: now) }
@@ -646,6 +711,7 @@ private final class InterfaceLoop {
       let line = configuration.simulateCall()
       log(line)
       state.say(line, now: now)
+    case .setSleepTimer(let setting): request(.sleepTimer(setting))
     case .redraw: terminal.repaintAll()
     case .suspend: suspend(terminal)
     case .detach:
@@ -663,6 +729,9 @@ private final class InterfaceLoop {
   private func open(
     _ folder: String, now: UInt64, keepingParent: Bool = false, lookingAgain: Bool = true
   ) {
+    // Where long recordings were left, as they are now: the marks of the list opened (and of
+    // the queue), as fresh as this list.
+    if let places = configuration.index?.places() { state.places = places }
     if let view = IndexView(path: folder) {
       openIndexView(view, now: now, keepingParent: keepingParent, lookingAgain: lookingAgain)
       return

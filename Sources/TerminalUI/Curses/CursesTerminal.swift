@@ -1,8 +1,8 @@
 import CNcursesw
 import Glibc
 import Platform
-import PlayerEngine
 import Synchronization
+import UserText
 
 /// How a terminal draws pictures.
 enum PictureProtocol: Hashable, Sendable {
@@ -483,16 +483,7 @@ final class CursesTerminal: Canvas {
     EmergencyRestore.shared.keyboardProtocolPushed.store(false, ordering: .releasing)
   }
 
-  private func writeRaw(_ s: String) {
-    var bytes = Array(s.utf8)
-    var done = 0
-    while done < bytes.count {
-      let n = bytes[done...].withUnsafeMutableBytes { write(1, $0.baseAddress, $0.count) }
-      if n < 0 && errno == EINTR { continue }
-      if n <= 0 { return }
-      done += n
-    }
-  }
+  private func writeRaw(_ s: String) { try? writeAll(1, s.utf8) }
 
   // MARK: Giving the terminal back
 

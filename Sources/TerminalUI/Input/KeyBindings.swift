@@ -32,6 +32,13 @@ public enum UIAction: String, CaseIterable, Hashable, Sendable {
   case toggleView = "toggle_view"
   case libraryView = "library_view"
   case queueView = "queue_view"
+  case lyricsView = "lyrics_view"
+  case chaptersView = "chapters_view"
+  case nextChapter = "next_chapter"
+  case previousChapter = "previous_chapter"
+  case faster
+  case slower
+  case normalSpeed = "normal_speed"
   case down
   case up
   case pageDown = "page_down"
@@ -42,6 +49,7 @@ public enum UIAction: String, CaseIterable, Hashable, Sendable {
   case help
   case redraw
   case simulateCall = "simulate_call"
+  case sleepTimer = "sleep_timer"
   case detach
   case quit
 
@@ -80,6 +88,13 @@ public enum UIAction: String, CaseIterable, Hashable, Sendable {
     case .toggleView: "switch between library and queue"
     case .libraryView: "library"
     case .queueView: "queue"
+    case .lyricsView: "the lyrics of the track playing (again: back to the list)"
+    case .chaptersView: "the chapters of the track playing (again: back to the list)"
+    case .nextChapter: "next chapter of the track playing (an audiobook's, a podcast's)"
+    case .previousChapter: "previous chapter (or back to the start of this one)"
+    case .faster: "faster, the pitch kept (to 3×; a podcast or book keeps its own speed)"
+    case .slower: "slower, the pitch kept (to 0.5×)"
+    case .normalSpeed: "back to 1× (as recorded)"
     case .down: "move down"
     case .up: "move up"
     case .pageDown: "page down"
@@ -90,6 +105,8 @@ public enum UIAction: String, CaseIterable, Hashable, Sendable {
     case .help: "this help"
     case .redraw: "redraw the screen"
     case .simulateCall: "simulate an incoming call ('hark call')"
+    case .sleepTimer:
+      "the desktop's sleep timer, pressed again and again: 15, 30, 45, 60 min, end of track, off"
     case .detach: "leave, the player playing on in the background ('hark' comes back to it)"
     case .quit: "quit, saving the queue and position"
     }
@@ -130,6 +147,13 @@ public enum UIAction: String, CaseIterable, Hashable, Sendable {
     case .toggleView: ["tab"]
     case .libraryView: ["1"]
     case .queueView: ["2"]
+    case .lyricsView: ["3", "L"]
+    case .chaptersView: ["4", "#"]
+    case .nextChapter: ["]"]
+    case .previousChapter: ["["]
+    case .faster: ["}"]
+    case .slower: ["{"]
+    case .normalSpeed: ["\\"]
     case .down: ["j", "down"]
     case .up: ["k", "up"]
     case .pageDown: ["pgdn"]
@@ -140,6 +164,7 @@ public enum UIAction: String, CaseIterable, Hashable, Sendable {
     case .help: ["?"]
     case .redraw: ["C-l"]
     case .simulateCall: ["C"]
+    case .sleepTimer: ["z"]
     case .detach: ["Q"]
     case .quit: ["q"]
     }
@@ -185,7 +210,7 @@ public struct KeyBindings: Sendable, Equatable {
   /// cmus's habits, for `keys = "cmus"`: x c v play, pause, stop; z b previous and next; h l
   /// and the arrows seek; , . a minute back and on; 5 the browser (the library), 4 the queue;
   /// e and a add, E plays next; D removes; p P move down and up. hark's own keys for what cmus
-  /// has no key for stay.
+  /// has no key for stay, but the sleep timer's: z is cmus's previous, so it is Z there.
   public static let cmusPreset: [String: [String]] = [
     "play": ["x", "media_play"], "play_pause": ["c", "space", "media_play_pause"],
     "stop": ["v", "media_stop"], "next": ["b", "media_track_next"],
@@ -193,7 +218,7 @@ public struct KeyBindings: Sendable, Equatable {
     "seek_forward": ["l", "right"], "rewind": [",", "media_rewind"],
     "fast_forward": [".", "media_fast_forward"], "library_view": ["5", "1"],
     "queue_view": ["4", "2"], "add_to_queue": ["e", "a"], "play_next": ["E"],
-    "remove": ["D", "delete"], "move_down": ["p"], "move_up": ["P"],
+    "remove": ["D", "delete"], "move_down": ["p"], "move_up": ["P"], "sleep_timer": ["Z"],
   ]
 
   /// The bindings of `preset` ("hark" or "cmus") with the config's table on top: an action the

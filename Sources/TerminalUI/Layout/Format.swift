@@ -1,5 +1,5 @@
 import Platform
-import PlayerEngine
+import PlayerCore
 import SessionCore
 
 /// How the views write times, bars and states.
@@ -42,7 +42,7 @@ public enum Format {
   /// unplugged)", "Stopped". The status line says the same at length.
   public static func state(_ s: PlayerSnapshot) -> String {
     switch s.state {
-    case .stopped: return "Stopped"
+    case .stopped: return s.pausedBy == .endOfQueue ? "Stopped (end of queue)" : "Stopped"
     case .playing: return s.ducked ? "Playing (quieter)" : "Playing"
     case .paused:
       switch s.pausedBy {
@@ -57,8 +57,13 @@ public enum Format {
         case .call: return "Paused (call)"
         case .otherAudio: return "Paused ('\(i.by)')"
         case .recording: return "Paused (recording)"
+        case .alarm: return "Paused (alarm)"
+        case .assistant: return "Paused (assistant)"
+        case .navigation: return "Paused (navigation)"
         }
-      case .user, nil: return "Paused"
+      case .sleep: return "Paused (slept)"
+      case .timer: return "Paused (sleep timer)"
+      case .user, .endOfQueue, nil: return "Paused"
       }
     }
   }
@@ -69,6 +74,36 @@ public enum Format {
     case .playing: "▶"
     case .paused: "⏸"
     case .stopped: "■"
+    }
+  }
+
+  /// "15 min", "1 h", "1 h 30 min", "end of track", "end of chapter".
+  public static func sleepTimerChoice(_ mode: SleepTimerMode) -> String {
+    switch mode {
+    case .duration(let seconds):
+      let minutes = Int((seconds / 60).rounded())
+      if minutes < 1 { return "\(Int(seconds.rounded())) s" }
+      if minutes < 60 { return "\(minutes) min" }
+      return "\(minutes / 60) h" + (minutes % 60 == 0 ? "" : " \(minutes % 60) min")
+    case .endOfTrack: return "end of track"
+    case .endOfChapter: return "end of chapter"
+    }
+  }
+
+  /// The sleep timer on the now-playing bar: "sleep 29:41", "sleep: end of track", "sleep:
+  /// fading"; nil when none runs.
+  public static func sleepTimer(_ snap: PlayerSnapshot, now: UInt64) -> String? {
+    guard let timer = snap.sleepTimer else { return nil }
+    switch timer.state {
+    case .ending: return "sleep: fading"
+    case .ended: return nil
+    case .running:
+      if let left = snap.sleepTimerRemaining(at: now) {
+        let end =
+          timer.mode == .endOfTrack ? " (track)" : timer.mode == .endOfChapter ? " (chapter)" : ""
+        return "sleep " + clockTime(seconds: Int(left.rounded(.up))) + end
+      }
+      return "sleep: end of " + (timer.mode == .endOfChapter ? "chapter" : "track")
     }
   }
 

@@ -1,6 +1,7 @@
-import Platform
 import Glibc
-import PlayerEngine
+import MediaFiles
+import Platform
+import PlayerCore
 
 /// One row of the library browser.
 public struct LibraryEntry: Hashable, Sendable {
@@ -20,11 +21,16 @@ public struct LibraryEntry: Hashable, Sendable {
   /// The name shown: the file or folder name.
   public var name: String
   public var path: String
+  /// What the number column shows for this row rather than the track's number: Most played's
+  /// count of plays. The row's own, not its track's tags (shared by every list the track is
+  /// in, and read again from the file as it plays).
+  public var count: Int?
 
-  public init(kind: Kind, name: String, path: String) {
+  public init(kind: Kind, name: String, path: String, count: Int? = nil) {
     self.kind = kind
     self.name = name
     self.path = path
+    self.count = count
   }
 }
 
@@ -159,27 +165,8 @@ public enum Folder {
     return slash == p.startIndex ? "/" : String(p[..<slash])
   }
 
-  /// `path` made absolute against the current directory, with "." and ".." resolved by name;
-  /// a stream's URL as it is.
-  public static func absolute(_ path: String) -> String {
-    if QueueLoader.isStreamURL(path) { return path }
-    var base: [Substring] = []
-    if !path.hasPrefix("/") {
-      var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-      if getcwd(&buffer, buffer.count) != nil {
-        let cwd = FileName.string(buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) })
-        base = cwd.split(separator: "/")
-      }
-    }
-    for part in path.split(separator: "/") {
-      switch part {
-      case ".": continue
-      case "..": if !base.isEmpty { base.removeLast() }
-      default: base.append(part)
-      }
-    }
-    return "/" + base.joined(separator: "/")
-  }
+  /// `path` made absolute against the current directory (`QueueLoader.absolute`).
+  public static func absolute(_ path: String) -> String { QueueLoader.absolute(path) }
 
   /// A title for a file without tags: its name without the extension.
   public static func title(fromName name: String) -> String {

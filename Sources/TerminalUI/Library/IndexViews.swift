@@ -17,6 +17,10 @@ public enum IndexView: Hashable, Sendable {
   /// hark's own playlists and the playlist files in the music folder (`Playlists.rows`): not
   /// the index's, and so offered when hark has playlists of its own though the index is empty.
   case playlists
+  /// The tracks listened to most (the index's play counts), the most first.
+  case mostPlayed
+  /// The tracks listened to last, the latest first.
+  case recentlyPlayed
 
   static let prefix = "hark:index/"
   private static let none = "\u{1E}"
@@ -32,6 +36,8 @@ public enum IndexView: Hashable, Sendable {
     case "albums": self = .albums
     case "genres": self = .genres
     case "playlists": self = .playlists
+    case "most-played": self = .mostPlayed
+    case "recently-played": self = .recentlyPlayed
     default:
       if rest.hasPrefix("artist/") {
         self = .artist(value(rest.dropFirst("artist/".count)))
@@ -54,6 +60,8 @@ public enum IndexView: Hashable, Sendable {
     case .albums: return Self.prefix + "albums"
     case .genres: return Self.prefix + "genres"
     case .playlists: return Self.prefix + "playlists"
+    case .mostPlayed: return Self.prefix + "most-played"
+    case .recentlyPlayed: return Self.prefix + "recently-played"
     case .artist(let a): return Self.prefix + "artist/" + part(a)
     case .genre(let g): return Self.prefix + "genre/" + part(g)
     case .album(let a, let t):
@@ -68,6 +76,8 @@ public enum IndexView: Hashable, Sendable {
     case .albums: return "Albums"
     case .genres: return "Genres"
     case .playlists: return "Playlists"
+    case .mostPlayed: return "Most played"
+    case .recentlyPlayed: return "Recently played"
     case .artist(let a): return "Artists › " + (a ?? Self.unknownArtist)
     case .genre(let g): return "Genres › " + (g ?? Self.unknownGenre)
     case .album(let a, let t):
@@ -78,7 +88,7 @@ public enum IndexView: Hashable, Sendable {
   /// What it is called in a line of the status line: the artist, the album, the genre.
   public var name: String {
     switch self {
-    case .artists, .albums, .genres, .playlists: return title
+    case .artists, .albums, .genres, .playlists, .mostPlayed, .recentlyPlayed: return title
     case .artist(let a): return a ?? Self.unknownArtist
     case .genre(let g): return g ?? Self.unknownGenre
     case .album(_, let t): return t ?? Self.unknownAlbum
@@ -94,6 +104,8 @@ public enum IndexView: Hashable, Sendable {
     case .albums: return "library: albums A–Z"
     case .genres: return "library: by genre"
     case .playlists: return "library: playlists"
+    case .mostPlayed: return "library: your plays, the most first"
+    case .recentlyPlayed: return "library: your plays, the latest first"
     case .artist, .genre, .album: return nil
     }
   }
@@ -114,6 +126,8 @@ public enum IndexView: Hashable, Sendable {
       LibraryEntry(kind: .folder, name: "Albums", path: IndexView.albums.path),
       LibraryEntry(kind: .folder, name: "Genres", path: IndexView.genres.path),
       playlists,
+      LibraryEntry(kind: .folder, name: "Most played", path: IndexView.mostPlayed.path),
+      LibraryEntry(kind: .folder, name: "Recently played", path: IndexView.recentlyPlayed.path),
     ]
   }
 }
@@ -171,6 +185,9 @@ public struct IndexAccess: Sendable {
   /// UI thread, once the first view is drawn: gets search ready for the first keystrokes (the
   /// owner's search table, built meanwhile on a thread of its own).
   public var prepareSearch: @Sendable () -> Void = {}
+  /// UI thread: where long recordings were left (partway, or heard to their end), by path; nil
+  /// when the index cannot be read. A few rows: read each time a list is opened.
+  public var places: @Sendable () -> [String: PlaceMark]? = { nil }
 
   public init(
     browse: @escaping @Sendable (IndexView) -> IndexListing?,

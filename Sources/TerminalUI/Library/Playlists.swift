@@ -1,6 +1,7 @@
 import Glibc
+import MediaFiles
 import Platform
-import PlayerEngine
+import PlayerCore
 
 /// hark's own playlists: the queue saved under a name, as M3U8 (a format every player reads),
 /// in `$XDG_DATA_HOME/hark/playlists` (else `~/.local/share/hark/playlists`).
@@ -23,8 +24,8 @@ public enum Playlists {
     (given ?? folder()).map { $0 + "/" + name.trimmingSpaces + ".m3u8" }
   }
 
-  /// Writes `paths` (absolute) as the playlist `name`, replacing one of that name (written
-  /// beside it and renamed over it, so that a failure leaves the old one whole). The path
+  /// Writes `paths` (absolute) as the playlist `name`, replacing one of that name (atomically,
+  /// `replaceFile`: a failure or a crash leaves the old one whole). The path
   /// written, and whether it replaced one; or why not, in plain words.
   public static func save(_ paths: [String], as name: String, in given: String? = nil)
     -> Result<(path: String, replaced: Bool), SaveError>
@@ -33,22 +34,15 @@ public enum Playlists {
     guard let folder = given ?? folder(), let path = path(of: name, in: folder) else {
       return .failure(SaveError(message: "no home folder to keep playlists in"))
     }
-    makeDirectories(folder)
     let replaced = access(path, F_OK) == 0
-    let temporary = path + ".saving"
-    guard let f = fopen(temporary, "w") else {
-      return .failure(SaveError(message: "cannot write '\(path)': \(systemReason())"))
-    }
     // Each name as the file system has it: one that is not UTF-8 is written as its bytes
     // (`FileName`), so that the playlist names that very file for hark and every other player.
     var bytes = Array("#EXTM3U\n".utf8)
     for p in paths { bytes += FileName.bytes(p) + [0x0A] }
-    let written = fwrite(bytes, 1, bytes.count, f) == bytes.count
-    let closed = fclose(f) == 0
-    guard written, closed, rename(temporary, path) == 0 else {
-      let reason = systemReason()
-      unlink(temporary)
-      return .failure(SaveError(message: "cannot write '\(path)': \(reason)"))
+    // Readable by the other players of the machine, as any document the user saves (0666 less
+    // the umask).
+    do { try replaceFile(path, with: bytes, mode: 0o666) } catch {
+      return .failure(SaveError(message: "cannot write '\(path)': \(error.reason.lowercased())"))
     }
     return .success((path, replaced))
   }
@@ -95,7 +89,7 @@ public enum Playlists {
   ///
   /// A walk of the whole tree: off the UI thread (the interface's worker). 5,000 folders of
   /// 50,000 files took 0.2 s for `find` alone on a loaded two-core machine with the cache warm
-  /// (measured for issue 13), and a cold cache is slower still.
+  /// (the benchmark's library, `scripts/bench --library`), and a cold cache is slower still.
   public static func found(under root: String) -> [LibraryEntry] {
     let base = root.hasSuffix("/") ? root : root + "/"
     var rows: [LibraryEntry] = []
@@ -163,8 +157,6 @@ public enum Playlists {
   public struct SaveError: Error, Equatable, Sendable {
     public var message: String
   }
-
-  private static func systemReason() -> String { String(cString: strerror(errno)).lowercased() }
 }
 
 extension String {

@@ -1,10 +1,25 @@
+import AudioCore
 import Platform
-import PlayerEngine
+import PlayerCore
 import SessionCore
+import UserText
 
 /// Which list fills the middle of the screen.
 public enum ViewKind: Hashable, Sendable {
   case library, queue
+  /// The playing track's lyrics (`LyricsPane`).
+  case lyrics
+  /// The playing track's chapters (`ChaptersView`).
+  case chapters
+}
+
+/// How far a long recording has been heard, as the library index keeps it (and the player, for
+/// those it played in this run): shown beside it in the queue and the library's lists.
+public enum PlaceMark: Hashable, Sendable {
+  /// Left partway: it goes on from there.
+  case inProgress
+  /// Heard to its end.
+  case played
 }
 
 /// An output the route picker offers.
@@ -67,7 +82,7 @@ public enum InterfaceEffect: Equatable, Sendable {
   /// A remote command, the same the session server and media keys send; `label` names it for
   /// a message when it is refused.
   case send(RemoteCommand, label: String)
-  case perform(Player.Action)
+  case perform(PlayerAction)
   /// The queue becomes these files, and the one at `start` plays (a tap on a song in an album).
   case replaceQueue([String], start: Int)
   /// The audio files under a folder (or a playlist's) are added to the queue (reading them is
@@ -86,6 +101,8 @@ public enum InterfaceEffect: Equatable, Sendable {
   /// List the outputs for the route picker (off the UI thread; `showOutputs` when done).
   case listOutputs
   case simulateCall
+  /// Set the desktop's sleep timer (the session server keeps it), or cancel it (nil).
+  case setSleepTimer(SleepTimerSetting?)
   case redraw
   case suspend
   /// Leave the interface with the player playing on in its own process.
@@ -130,6 +147,19 @@ public struct InterfaceState: Sendable {
   public private(set) var searchResults:
     (query: String, rows: [LibraryEntry], cut: IndexListing.Cut?)?
 
+  // The lyrics.
+  public var lyricsPane = LyricsPane()
+  /// The lyrics beside the list (the config's lyrics_beside), on screens wide enough.
+  public var lyricsBeside = false
+  /// The list the lyrics and chapters views go back to.
+  private var viewBeforePane: ViewKind = .library
+
+  // The chapters.
+  public var chaptersPosition = ListPosition()
+  /// Where long recordings were left, as the index said when it was last read (the player's
+  /// snapshot says where those it played since were left: `placeMark(of:)`).
+  public var places: [String: PlaceMark] = [:]
+
   // The queue.
   public var queuePosition = ListPosition()
   public var queueFilter = ""
@@ -147,8 +177,19 @@ public struct InterfaceState: Sendable {
   public var outputs: [OutputChoice]?
   public var message: StatusMessage?
 
+  /// The sleep timer's key, pressed last: which choice it made, and when. Pressed again
+  /// soon, it goes on from there, not from the player's word, which may not have come yet.
+  private var lastTimerChoice: (index: Int, at: UInt64)?
+
   /// How long a message stays in the status line.
   public static let messageLifetime: UInt64 = 6_000_000_000
+
+  /// What the sleep timer's key goes through, as a phone's clock app does: minutes, then the
+  /// end of the track, then off (nil).
+  public static let timerChoices: [SleepTimerMode?] = [
+    .duration(seconds: 15 * 60), .duration(seconds: 30 * 60), .duration(seconds: 45 * 60),
+    .duration(seconds: 60 * 60), .endOfTrack, nil,
+  ]
 
   public init(folder: String, layout: Layout, bindings: KeyBindings) {
     self.folder = folder
@@ -209,6 +250,20 @@ public struct InterfaceState: Sendable {
     return queueFilterRows.rows(
       snapshot.queue, matching: queueFilter, tagsVersion: tags.version, path: \.path
     ) { track, text in
+      addFields(path: track.path, name: Folder.title(fromName: track.path), to: &text)
+    }
+  }
+
+  /// How many entries a queue has for its filter to be folded ahead (`prepareQueueFilter`).
+  public static let queueFoldedAheadFrom = 2_000
+
+  /// Folds the queue's rows for its filter with the tags known now, so that the filter's first
+  /// key only searches. For a thread other than the interface's, on a copy of the state: the
+  /// filter's cache is shared by the copies.
+  public func prepareQueueFilter() {
+    guard snapshot.queue.count >= Self.queueFoldedAheadFrom else { return }
+    queueFilterRows.prepare(snapshot.queue, tagsVersion: tags.version, path: \.path) {
+      track, text in
       addFields(path: track.path, name: Folder.title(fromName: track.path), to: &text)
     }
   }
@@ -284,6 +339,12 @@ public struct InterfaceState: Sendable {
     clampPositions()
   }
 
+  /// Files handed to the player as the interface started (`hark PATH`): the first of them, the
+  /// last queue entry before they came, and whether to show the queue (a player that ran
+  /// already; a new one opens on the library, at the folder named). When they arrive, the
+  /// queue's selection is the first of them.
+  public var showWhenQueued: (path: String, after: Int, switchView: Bool)?
+
   /// A new snapshot from the player.
   public mutating func update(_ snapshot: PlayerSnapshot) {
     let selectedID =
@@ -299,6 +360,16 @@ public struct InterfaceState: Sendable {
     }
     // The selection follows its entry when the queue changes around it.
     if let id = selectedID, let i = queueRows.firstIndex(where: { $0.id == id }) {
+      queuePosition.selected = i
+    }
+    // The newest entry of that path: a saved queue restored before them may hold it too.
+    if let wanted = showWhenQueued,
+      let i = queueRows.indices.filter({
+        queueRows[$0].id > wanted.after && queueRows[$0].path == wanted.path
+      }).max(by: { queueRows[$0].id < queueRows[$1].id })
+    {
+      showWhenQueued = nil
+      if wanted.switchView { view = .queue }
       queuePosition.selected = i
     }
     clampPositions()
@@ -440,6 +511,7 @@ public struct InterfaceState: Sendable {
       break
     }
     if key == Key(.escape) {
+      if lyricsEscape() { return [] }
       if !filter.isEmpty {
         filter = ""
         clampPositions()
@@ -457,6 +529,8 @@ public struct InterfaceState: Sendable {
   /// A bound action, outside overlays and the search prompt.
   public mutating func perform(_ action: UIAction, now: UInt64) -> [InterfaceEffect] {
     let page = max(1, layout.listHeight - 1)
+    if view == .lyrics, let effects = lyricsKey(action, now: now) { return effects }
+    if view == .chapters, let effects = chaptersKey(action, now: now) { return effects }
     if snapshot.isLive,
       [.seekForward, .seekBackward, .fastForward, .rewind, .goTo].contains(action)
     {
@@ -518,6 +592,15 @@ public struct InterfaceState: Sendable {
       return [.perform(.undo)]
     case .toggleSpoken:
       return snapshot.current == nil ? [] : [.perform(.toggleSpoken)]
+    case .faster, .slower:
+      guard snapshot.enabledCommands.contains(.changePlaybackRate) else {
+        say(snapshot.isLive ? "A live stream plays at 1×" : "Nothing to speed up", now: now)
+        return []
+      }
+      return [.perform(.stepRate(faster: action == .faster))]
+    case .normalSpeed:
+      guard snapshot.enabledCommands.contains(.changePlaybackRate) else { return [] }
+      return snapshot.rate == 1 ? [] : [.send(.changePlaybackRate(1), label: "normal speed")]
     case .saveQueue:
       guard !snapshot.queue.isEmpty else {
         say("The queue is empty: nothing to save", now: now)
@@ -549,6 +632,8 @@ public struct InterfaceState: Sendable {
       clampPositions()
       return [.perform(.remove(entry: entry.id))]
     case .search:
+      // The library's search (the lyrics and chapters have none of their own).
+      if view == .lyrics || view == .chapters { view = .library }
       isTyping = true
       pickedWhileTyping = false
       return []
@@ -561,6 +646,27 @@ public struct InterfaceState: Sendable {
     case .queueView:
       view = .queue
       return []
+    case .lyricsView:
+      if view == .lyrics {
+        view = viewBeforePane
+      } else {
+        if view == .library || view == .queue { viewBeforePane = view }
+        view = .lyrics
+      }
+      return []
+    case .chaptersView:
+      if view == .chapters {
+        view = viewBeforePane
+      } else {
+        if view == .library || view == .queue { viewBeforePane = view }
+        view = .chapters
+        showChapterPlaying(now: now)
+      }
+      return []
+    case .nextChapter:
+      return [.send(.nextChapter, label: "next chapter")]
+    case .previousChapter:
+      return [.send(.previousChapter, label: "previous chapter")]
     case .down: moveSelection(by: 1)
     case .up: moveSelection(by: -1)
     case .pageDown: moveSelection(by: page)
@@ -579,10 +685,36 @@ public struct InterfaceState: Sendable {
       return []
     case .redraw: return [.redraw]
     case .simulateCall: return [.simulateCall]
+    case .sleepTimer: return nextSleepTimer(now: now)
     case .detach: return [.detach]
     case .quit: return [.quit]
     }
     return []
+  }
+
+  /// The sleep timer's next choice: after the one this key made a moment ago, else after the
+  /// timer that runs (a duration set by `hark timer` goes on to the next longer choice), else
+  /// the first.
+  private mutating func nextSleepTimer(now: UInt64) -> [InterfaceEffect] {
+    let choices = Self.timerChoices
+    var next = 0
+    if let last = lastTimerChoice, now &- last.at < 5_000_000_000 {
+      next = (last.index + 1) % choices.count
+    } else if let timer = snapshot.sleepTimer, timer.state == .running {
+      switch timer.mode {
+      case .duration(let seconds):
+        next =
+          choices.firstIndex {
+            if case .duration(let s) = $0 { s > seconds + 1 } else { true }
+          } ?? 0
+      case .endOfTrack, .endOfChapter: next = choices.count - 1
+      }
+    }
+    lastTimerChoice = (next, now)
+    let mode = choices[next]
+    say(
+      mode.map { "Sleep timer: " + Format.sleepTimerChoice($0) } ?? "Sleep timer off", now: now)
+    return [.setSleepTimer(mode.map { SleepTimerSetting($0) })]
   }
 
   private mutating func moveSelection(by delta: Int) {
@@ -616,6 +748,10 @@ public struct InterfaceState: Sendable {
       let rows = queueRows
       guard rows.indices.contains(queuePosition.selected) else { return [] }
       return [.perform(.playEntry(rows[queuePosition.selected].id))]
+    case .lyrics:
+      return []  // `lyricsKey`: the line picked
+    case .chapters:
+      return []  // `chaptersKey`: the chapter picked
     }
   }
 
@@ -676,6 +812,9 @@ public struct InterfaceState: Sendable {
       // Right after the current entry (in the user's order; one place less once it has left
       // its own place above it).
       return [.perform(.move(entry: entry.id, to: from < at ? at : at + 1))]
+    case .lyrics, .chapters:
+      say("\(firstKey(.playNext)) plays next from the library or the queue", now: now)
+      return []
     }
   }
 

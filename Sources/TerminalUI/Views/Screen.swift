@@ -1,4 +1,6 @@
-import PlayerEngine
+import AudioCore
+import Lyrics
+import PlayerCore
 import SessionCore
 
 /// Draws the whole interface from an `InterfaceState`: the tab bar, the library or the queue,
@@ -12,11 +14,25 @@ public enum Screen {
       return
     }
     let art = cover(s, layout)
-    if let art { layout.listWidth = c.columns - art.columns - 1 }
+    let beside = lyricsBesideWidth(s, layout)
+    let side = max(art?.columns ?? 0, beside ?? 0)
+    if side > 0 { layout.listWidth = c.columns - side - 1 }
     drawTabs(s, on: c, layout)
-    drawList(s, on: c, layout)
+    drawList(s, on: c, layout, now: now)
+    if side > 0 {
+      // The strip right of the list: the lyrics above the cover (or all of it).
+      for r in layout.headerRow..<(layout.listTop + layout.listHeight) {
+        line(c, r, "", .normal, column: layout.listWidth)
+      }
+    }
+    if let beside {
+      let bottom = layout.listTop + layout.listHeight - (art.map { $0.rows + 1 } ?? 0)
+      drawLyrics(
+        s, on: c, top: layout.headerRow, height: bottom - layout.headerRow,
+        left: c.columns - beside, width: beside, now: now)
+    }
     if let art { drawCover(art, on: c, layout) }
-    drawNowPlaying(s, on: c, layout)
+    drawNowPlaying(s, on: c, layout, now: now)
     drawProgress(s, on: c, layout, now: now)
     drawStatus(s, on: c, layout, now: now)
     drawHints(s, on: c, layout)
@@ -74,8 +90,18 @@ public enum Screen {
     tab(" hark ", false)
     tab(" \(s.firstKey(.libraryView)) Library ", s.view == .library)
     tab(" \(s.firstKey(.queueView)) Queue (\(s.snapshot.queue.count)) ", s.view == .queue)
+    tab(" \(s.firstKey(.lyricsView)) Lyrics ", s.view == .lyrics)
+    // Offered where there are chapters to show.
+    if !s.snapshot.chapters.isEmpty || s.view == .chapters {
+      tab(" \(s.firstKey(.chaptersView)) Chapters ", s.view == .chapters)
+    }
     let right: String
     switch s.view {
+    case .lyrics:
+      right = s.currentLyrics.map(lyricsSource) ?? ""
+    case .chapters:
+      let n = s.snapshot.chapters.count
+      right = n == 0 ? "" : n == 1 ? "1 chapter" : "\(n) chapters"
     case .library:
       // Search results: how many, and whether the list holds them all.
       right =
@@ -101,7 +127,19 @@ public enum Screen {
     return path.hasPrefix(h + "/") ? "~" + path.dropFirst(h.count) : path
   }
 
-  private static func drawList(_ s: InterfaceState, on c: some Canvas, _ layout: Layout) {
+  private static func drawList(
+    _ s: InterfaceState, on c: some Canvas, _ layout: Layout, now: UInt64
+  ) {
+    if s.view == .lyrics {
+      drawLyrics(
+        s, on: c, top: layout.headerRow, height: layout.listHeight + 1, left: 0,
+        width: layout.listWidth, now: now)
+      return
+    }
+    if s.view == .chapters {
+      drawChapters(s, on: c, layout, now: now)
+      return
+    }
     let cols = columns(s, layout)
     let header = row(
       marker: "", number: "#", title: "Title", artist: "Artist", album: "Album", year: "Year",
@@ -110,6 +148,7 @@ public enum Screen {
     switch s.view {
     case .library: drawLibrary(s, on: c, layout)
     case .queue: drawQueue(s, on: c, layout)
+    case .lyrics, .chapters: break  // above
     }
   }
 
@@ -185,8 +224,8 @@ public enum Screen {
         let info = s.tags[e.path]
         let isCurrent = e.path == playing
         text = row(
-          marker: isCurrent ? Format.stateGlyph(s.snapshot.state) : "",
-          number: info?.track.map(String.init) ?? "",
+          marker: isCurrent ? Format.stateGlyph(s.snapshot.state) : mark(s.placeMark(of: e.path)),
+          number: (e.count ?? info?.track).map(String.init) ?? "",
           title: info?.title ?? Folder.title(fromName: e.name), artist: info?.artist ?? "",
           album: info?.album ?? "", year: info?.year.map(String.init) ?? "",
           time: info?.duration.map(Format.time) ?? "", columns: cols)
@@ -245,7 +284,9 @@ public enum Screen {
           + (title ?? Folder.title(fromName: t.path))
       let artist = (isCurrent ? s.snapshot.metadata.artist : nil) ?? info?.artist ?? ""
       let time = info?.duration ?? (isCurrent ? s.snapshot.duration : nil)
-      let marker = failed ? "✗" : isCurrent ? Format.stateGlyph(s.snapshot.state) : ""
+      let marker =
+        failed
+        ? "✗" : isCurrent ? Format.stateGlyph(s.snapshot.state) : mark(s.placeMark(of: t.path))
       var style: Style = failed ? .dim : isCurrent ? .current : .normal
       if index == s.queuePosition.selected { style = .selected }
       line(
@@ -255,6 +296,174 @@ public enum Screen {
           album: (isCurrent ? s.snapshot.metadata.album : nil) ?? info?.album ?? "",
           year: info?.year.map(String.init) ?? "", time: time.map(Format.time) ?? "",
           columns: cols), style, width: layout.listWidth)
+    }
+  }
+
+  /// A long recording's mark in a list: ◐ left partway, ✓ heard to its end.
+  static func mark(_ place: PlaceMark?) -> String {
+    switch place {
+    case .inProgress?: "◐"
+    case .played?: "✓"
+    case nil: ""
+    }
+  }
+
+  // MARK: Chapters
+
+  /// The chapters of the track playing: number, title, where each starts and how long it is;
+  /// the one heard marked, the one picked selected.
+  private static func drawChapters(
+    _ s: InterfaceState, on c: some Canvas, _ layout: Layout, now: UInt64
+  ) {
+    let cols = layout.columnsForList
+    let chapters = s.snapshot.chapters
+    let header = row(
+      marker: "", number: "#", title: "Chapter", artist: "Starts", time: "Length", columns: cols)
+    line(c, layout.headerRow, header, .header, width: layout.listWidth)
+    let heard = s.snapshot.chapterIndex(at: s.snapshot.position(at: now))
+    let digits = String(chapters.count).count
+    for i in 0..<layout.listHeight {
+      let r = layout.listTop + i
+      let index = s.chaptersPosition.top + i
+      guard chapters.indices.contains(index) else {
+        if chapters.isEmpty && i == 0 {
+          let empty =
+            s.snapshot.current == nil
+            ? "Nothing is playing"
+            : "The track playing has no chapters: an audiobook's, a podcast's (ID3 CHAP), "
+              + "Vorbis comments' CHAPTERxx and Matroska's are listed here"
+          line(c, r, "  " + empty, .dim, width: layout.listWidth)
+        } else {
+          line(c, r, "", .normal, width: layout.listWidth)
+        }
+        continue
+      }
+      let chapter = chapters[index]
+      let n = String(index + 1)
+      let title = chapter.title ?? "Chapter \(index + 1)"
+      let label =
+        cols.number > 0
+        ? title : String(repeating: " ", count: max(0, digits - n.count)) + n + ". " + title
+      let end = Chapter.end(of: index, in: chapters, duration: s.snapshot.duration)
+      var style: Style = index == heard ? .current : .normal
+      if index == s.chaptersPosition.selected { style = .selected }
+      line(
+        c, r,
+        row(
+          marker: index == heard ? Format.stateGlyph(s.snapshot.state) : "",
+          number: cols.number > 0 ? n + "." : "", title: label,
+          artist: Format.time(chapter.start),
+          time: end.map { Format.time($0 - chapter.start) } ?? "", columns: cols),
+        style, width: layout.listWidth)
+    }
+  }
+
+  // MARK: Lyrics
+
+  /// "synced lyrics from Song.lrc", "lyrics from the tags (USLT)".
+  static func lyricsSource(_ l: Lyrics) -> String {
+    let kind = l.isSynced ? "synced lyrics" : "lyrics"
+    switch l.source {
+    case .file(let path):
+      return kind + " from " + (path.split(separator: "/").last.map(String.init) ?? path)
+    case .tag(let tag): return kind + " from the tags (\(tag))"
+    }
+  }
+
+  /// The width of the lyrics beside the list: with lyrics_beside, outside the lyrics view, on a
+  /// screen of 100 columns or more, when the track playing has lyrics; nil otherwise.
+  static func lyricsBesideWidth(_ s: InterfaceState, _ layout: Layout) -> Int? {
+    guard s.lyricsBeside, s.view != .lyrics, s.overlay == nil, layout.columns >= 100,
+      s.currentLyrics != nil
+    else { return nil }
+    return min(48, layout.columns / 3)
+  }
+
+  /// The lyrics in a box of the screen: a title row, then the lines, the one sung highlighted
+  /// (its words as they are sung) and kept in the middle, or the line picked by hand.
+  private static func drawLyrics(
+    _ s: InterfaceState, on c: some Canvas, top: Int, height: Int, left: Int, width: Int,
+    now: UInt64
+  ) {
+    guard height > 0, width > 4 else { return }
+    let title = s.snapshot.title.map { "Lyrics of '\($0)'" } ?? "Lyrics"
+    line(c, top, " " + title, .header, column: left, width: width)
+    let rows = height - 1
+    guard rows > 0 else { return }
+    let first = top + 1
+    func blank(from i: Int) {
+      for r in i..<rows { line(c, first + r, "", .normal, column: left, width: width) }
+    }
+    guard let lyrics = s.currentLyrics else {
+      let path = s.snapshot.current?.path
+      let text: String
+      if path == nil {
+        text = "Nothing is playing"
+      } else if path?.contains("://") == true {
+        text = "A stream has no lyrics to show"
+      } else if s.lyricsPane.path != path {
+        text = "Looking for lyrics…"
+      } else if let problem = s.lyricsPane.problem {
+        text = "The lyrics cannot be read: " + problem
+      } else {
+        text = "No lyrics for this track: an .lrc file beside it, or a lyrics tag, is shown here"
+      }
+      line(c, first, "  " + text, .dim, column: left, width: width)
+      blank(from: 1)
+      return
+    }
+    let count = lyrics.lines.count
+    let sung = s.lyricsLine(at: now)
+    let following = s.lyricsPane.isFollowing(at: now)
+    let focus: Int
+    let picked: Int?
+    if !lyrics.isSynced {
+      focus = -1
+      picked = nil
+    } else if following {
+      focus = sung ?? 0
+      picked = nil
+    } else {
+      focus = s.lyricsPane.position.selected
+      picked = focus
+    }
+    // The focus in the middle (synced), or the text from where it was scrolled to.
+    let start =
+      lyrics.isSynced
+      ? max(0, min(focus - rows / 2, count - rows))
+      : min(s.lyricsPane.position.top, max(0, count - rows))
+    let position = s.snapshot.position(at: now)
+    for i in 0..<rows {
+      let index = start + i
+      guard index >= 0, index < count else {
+        line(c, first + i, "", .normal, column: left, width: width)
+        continue
+      }
+      let l = lyrics.lines[index]
+      let marker = index == picked ? "▸ " : "  "
+      if index == sung {
+        let done = lyrics.wordsSung(inLine: index, at: position)
+        if l.words.isEmpty || done >= l.words.count {
+          line(
+            c, first + i, marker + l.text, index == picked ? .selected : .current, column: left,
+            width: width)
+        } else {
+          // The words sung so far in the line's style, the rest as the other lines.
+          let sungText = marker + l.words[..<done].map(\.text).joined()
+          let rest = l.words[done...].map(\.text).joined()
+          line(c, first + i, "", .normal, column: left, width: width)
+          let w = TextWidth.of(sungText)
+          c.put(TextWidth.fit(sungText, to: width), row: first + i, column: left, style: .current)
+          if w < width {
+            c.put(
+              TextWidth.fit(rest, to: width - w), row: first + i, column: left + w, style: .normal)
+          }
+        }
+      } else {
+        let style: Style =
+          index == picked ? .selected : (sung.map { index < $0 } == true ? .dim : .normal)
+        line(c, first + i, marker + l.text, style, column: left, width: width)
+      }
     }
   }
 
@@ -280,7 +489,9 @@ public enum Screen {
     c.put(art, row: top, column: left)
   }
 
-  private static func drawNowPlaying(_ s: InterfaceState, on c: some Canvas, _ layout: Layout) {
+  private static func drawNowPlaying(
+    _ s: InterfaceState, on c: some Canvas, _ layout: Layout, now: UInt64
+  ) {
     let snap = s.snapshot
     let title: String
     // Until the track is loaded the snapshot has only its file name; the library may have
@@ -291,11 +502,20 @@ public enum Screen {
     } else {
       title = snap.queue.isEmpty ? "Nothing queued" : ""
     }
-    let left = " \(Format.stateGlyph(snap.state)) \(Format.state(snap))   \(title)"
+    // The chapter heard, after the title: "· ch 2/3 The Middle".
+    let chapter = s.chapterLine(at: now).map { " · " + $0 } ?? ""
+    let left = " \(Format.stateGlyph(snap.state)) \(Format.state(snap))   \(title)\(chapter)"
     // The ReplayGain the track plays at, when one is applied: "RG −6.5 dB · ".
     let gain = snap.metadata.replayGain.map { "RG \(Format.decibels($0)) · " } ?? ""
+    // The sleep timer while it runs: "sleep 29:41 · ".
+    let sleep = Format.sleepTimer(snap, now: now).map { $0 + " · " } ?? ""
+    // The speed, when it is not as recorded: "1.5× · ".
+    let speed =
+      snap.current != nil && snap.rate != 1
+      ? PlaybackRate(clamping: snap.rate).description + " · " : ""
     let right =
-      gain + "shuffle \(snap.shuffle ? "on" : "off") · \(Format.repeatMode(snap.repeatMode)) "
+      sleep + speed + gain
+      + "shuffle \(snap.shuffle ? "on" : "off") · \(Format.repeatMode(snap.repeatMode)) "
     let rw = TextWidth.of(right)
     if c.columns - rw >= 40 {
       line(c, layout.nowPlayingRow, left, .nowPlaying, width: c.columns - rw)

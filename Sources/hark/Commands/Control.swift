@@ -1,3 +1,4 @@
+import AudioCore
 import ArgumentParser
 import FoundationEssentials
 import SessionCore
@@ -131,6 +132,7 @@ struct Status: AsyncParsableCommand {
     print("output: \(report.route.name) (\(report.route.kind.rawValue))")
     let np = report.sessions.first { $0.nowPlaying }
     print("now playing: " + (np.map { "\($0.name) (pid \($0.pid))" } ?? "none"))
+    if report.timer != nil { print(TimerCommand.describe(report.timer)) }
     if report.sessions.isEmpty {
       print("no sessions")
       return
@@ -152,6 +154,10 @@ struct Status: AsyncParsableCommand {
       text += "\t\(p.state.rawValue)"
       if let by = p.pausedBy { text += " (\(by.rawValue))" }
       if let t = p.title { text += " '\(t)'" }
+      // The speed, while it plays at one other than as recorded.
+      if let r = p.rate, r > 0, abs(r - 1) > 1e-6 {
+        text += " at \(PlaybackRate(clamping: r).description)"
+      }
       if let output = p.output {
         text +=
           " on '\(output)'"

@@ -1,10 +1,9 @@
 import ArgumentParser
 import Glibc
+import MediaFiles
 import Platform
-import PlayerEngine
-import SessionCore
 import SessionClient
-import TerminalUI
+import SessionCore
 
 /// One player per user: `hark play`, `hark add` and `hark PATH…` hand what they name to the hark
 /// player already running (through the session server, as `cmus-remote` and `mocp -a` do)
@@ -84,12 +83,17 @@ enum HandOver {
     _ files: [String], at placement: QueuePlacement, through session: AudioSession
   ) async -> Outcome {
     do {
-      switch try await session.handOver(files.map(Folder.absolute), placement: placement) {
+      switch try await session.handOver(files.map(QueueLoader.absolute), placement: placement) {
       case .success: return .handed
       case .noSuchContent: die("the running hark player found nothing to play in them")
       case .commandDisabled, .commandFailed: die("the running hark player would not take them")
       }
     } catch .server(let error) where error.code == "noPlayer" {
+      return .noPlayer
+    } catch .server(let error) where error.code == "commandFailed" {
+      // The player went away before answering (it crashed, or was killed as it saved its
+      // queue): there is none to hand them to, and the caller plays them itself.
+      HarkLog.write("the running player went away before taking the files: \(error.message)")
       return .noPlayer
     } catch {
       die("cannot reach the running hark player: \(error)")

@@ -1,10 +1,13 @@
+import AudioCore
 import ALSAOutput
 import ArgumentParser
 import FFmpegDecoder
 import Glibc
+import MediaFiles
 import PlayerEngine
-import SessionCore
 import SessionClient
+import SessionCore
+import UserText
 
 struct Play: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
@@ -86,8 +89,8 @@ struct PlayRequest: Equatable {
   ///
   /// Why: ArgumentParser's reflection over the commands on the path (its `Mirror`s, and the
   /// conformance scans each new cast makes) was a quarter of the instructions of a short
-  /// `hark play`, before its first sound (docs/HACKING.md,
-  /// "Start, stage by stage (stop 37)").
+  /// `hark play`, before its first sound (docs/PERFORMANCE.md, "`hark play` read without
+  /// ArgumentParser").
   init?(quickParsing arguments: some Sequence<String>) {
     self.init(paths: [])
     var seen = Set<String>()
@@ -143,8 +146,8 @@ struct PlayRequest: Equatable {
       die(nothingToPlay(in: paths))
     }
     guard noUI else {
-      // One player per user: a running one plays them now, keeping its queue after them.
-      if !new, await HandOver.loaded(loaded, at: .now) == .handed { return }
+      // One player per user: a running one plays them now, keeping its queue after them, and
+      // the interface attaches to it.
       StreamIdentity.announce(app: "player", role: .music)
       await InterfaceLauncher.run(
         paths: paths, loaded: loaded, device: device, duck: duck, autoplay: true, new: new)
@@ -161,20 +164,19 @@ struct PlayRequest: Equatable {
       }
       session.acceptFiles()
     }
-    StreamIdentity.announce(app: "player", role: .music)
-    silenceALSALibraryErrors()
     let settings = loadSettings()
     let (files, problems) = loaded
     for p in problems { FileHandleStderr.write("hark: \(p.escapingControlCharacters)\n") }
     guard !files.isEmpty else { die(nothingToPlay(in: paths)) }
     // FFmpeg loads in its helper's server while this process opens the output.
     if let first = files.first, QueueLoader.needsFFmpeg(first) { FFmpegFile.prepare() }
-    let player = HeadlessPlayer(
-      files: files, device: device ?? settings.device,
-      duckDecibels: duck ?? settings.duckLevelDecibels,
-      resumeOnReconnect: settings.resumeOnReconnect, spokenFolders: settings.spokenFolders,
-      replayGain: settings.replayGainSettings, session: session)
-    Glibc.exit(await player.run())
+    var options = PlayerHost.Options(
+      device: device ?? settings.device, duckDecibels: duck ?? settings.duckLevelDecibels,
+      settings: settings, serving: .ifFree)
+    options.files = files
+    options.autoplay = true
+    options.headless = true
+    Glibc.exit(await PlayerHost.run(options, session: session))
   }
 }
 
@@ -185,7 +187,9 @@ struct Ctl: AsyncParsableCommand {
     discussion: """
       COMMAND is play, pause, toggle, stop, next, previous, seek ±TIME, position TIME (TIME: \
       seconds, or minutes:seconds as in 1:30, +1:00, -0:15), \
-      volume ±PERCENT or mute. Exits 0 when the app carried it out, 1 with the reason when \
+      volume ±PERCENT, mute, rate SPEED (0.5 to 3, the pitch kept: 1.5, 1.5x, 150%, normal; \
+      spoken word keeps it for its podcast or book), or chapter next|previous (the chapters of \
+      the track playing: an audiobook's, a podcast's; next and previous stay the tracks'). Exits 0 when the app carried it out, 1 with the reason when \
       there is no now-playing app or the command is disabled right now (G19). With \
       --player NAME (an app's name as 'hark status' shows it, or its pid), to that app even \
       when another one is the now-playing app: 'hark ctl --player hark play' resumes hark.
@@ -265,6 +269,21 @@ struct Ctl: AsyncParsableCommand {
       let n = try number()
       return n >= 0 ? .volumeUp(percent: n) : .volumeDown(percent: -n)
     case "mute": return .mute
+    case "rate", "speed":
+      guard words.count == 2 else {
+        throw ValidationError("'\(verb)' needs a speed, e.g. 'hark ctl rate 1.5' (0.5 to 3)")
+      }
+      if words[1] == "normal" { return .changePlaybackRate(1) }
+      do { return .changePlaybackRate(try PlaybackRate(parsing: words[1]).value) } catch {
+        throw ValidationError(error.description)
+      }
+    case "chapter":
+      switch words.count == 2 ? words[1] : "" {
+      case "next": return .nextChapter
+      case "previous", "prev": return .previousChapter
+      default:
+        throw ValidationError("'chapter' needs 'next' or 'previous', e.g. 'hark ctl chapter next'")
+      }
     default:
       throw ValidationError("unknown command '\(verb)'; see 'hark ctl --help'")
     }

@@ -45,6 +45,15 @@ struct SessionServerCommand: AsyncParsableCommand {
       }
     }
     let idle: Duration? = persist ? nil : (idleExit ?? fromEnvironment ?? Seconds(10)).duration
+    // Before any watcher starts, so that their threads inherit it: the time the server takes to
+    // hear an output went is what the speakers play meanwhile (G5), whatever else runs.
+    let refusal = raiseProcessPriority()
+    let logger = Logger(label: "hark.session-server")
+    if let refusal {
+      logger.debug("runs at the usual priority: \(refusal)")
+    } else {
+      logger.debug("runs at nice \(mediaServerNice)")
+    }
     var configuration = SessionServer.Configuration(paths: paths, idleExit: idle)
     let external = ExternalEvents()
     configuration.external = external
@@ -54,6 +63,9 @@ struct SessionServerCommand: AsyncParsableCommand {
     // Headphones, line outs, HDMI and USB cards from every card's ALSA jacks.
     let jacks = watchJacks(posting: external)
     defer { jacks.close() }
+    // The desktop's other players (mpv, a browser) over MPRIS, for the sleep timer: connected
+    // when the timer first needs them.
+    configuration.desktop = MPRISDesktop(logger: Logger(label: "hark.session-server"))
     // The server's loop blocks: give it a thread of its own, so that the watchers' tasks have the
     // cooperative pool to themselves even on a one-core machine.
     let outcome = await withCheckedContinuation { done in
@@ -116,28 +128,54 @@ private func isAlive(_ pid: Int32) -> Bool {
 /// Feeds the sound server's sinks and streams to the session server as external events.
 private func watchSoundServer(posting external: ExternalEvents) -> PulseWatcher? {
   let model = PulseModelBox()
+  let logger = Logger(label: "hark.session-server")
   let watcher = PulseWatcher(clientName: "hark session server") { observation in
+    logger.trace("sound server: \(observation)")
     switch observation {
     case .connected(let server): external.post(.soundServer(server))
     case .disconnected: external.post(.soundServer(nil))
+    // What the default and the sinks are, as the sound server says: rare, and what a profile
+    // switch that never finishes is read from.
+    case .defaultSink(let name): logger.debug("sound server: default sink '\(name)'")
+    case .sink(let index, let name, _, _, _): logger.debug("sound server: sink #\(index) '\(name)'")
+    case .sinkRemoved(let index): logger.debug("sound server: sink #\(index) removed")
     default: break
     }
+    // Posted together, after the loop: one wake of the server for one report.
+    var batch: [ExternalEvent] = []
     for event in model.apply(observation) {
+      logger.debug("sound server event: \(event)")
       switch event {
-      case .route(let action): external.post(.sinkRoute(action))
+      case .route(let action): batch.append(.sinkRoute(action))
       case .phoneStream(let began, let key, let name, let pid):
-        external.post(.phoneStream(began: began, key: key, name: name, pid: pid))
+        batch.append(.phoneStream(began: began, key: key, name: name, pid: pid))
       case .outputLost(let pid, let stream, let lost):
         // The session server tells the app (it pauses), then ends the stream the sound server
         // moved to another output by itself, through the silencer below (G5). Only hark's own
         // apps' streams: other programs' are theirs to manage.
-        external.post(.outputLost(pid: pid, stream: stream, lost: lost))
+        batch.append(.outputLost(pid: pid, stream: stream, lost: lost))
       case .streamOutput(let pid, let stream, let output):
-        external.post(.streamOutput(pid: pid, stream: stream, output: output))
+        batch.append(.streamOutput(pid: pid, stream: stream, output: output))
       case .streamGone(let pid, let stream):
-        external.post(.streamGone(pid: pid, stream: stream))
+        batch.append(.streamGone(pid: pid, stream: stream))
+      case .streamHeld(let pid, let stream, let by, let byPid, let name, let role):
+        batch.append(
+          .streamHeld(pid: pid, stream: stream, by: by, byPid: byPid, name: name, role: role))
+      case .holdEnded(let by): batch.append(.holdEnded(by: by))
+      case .streamDucked(let pid, let stream, let ducked):
+        batch.append(.streamDucked(pid: pid, stream: stream, ducked: ducked))
+      case .headsetSwitching(let card, let output):
+        batch.append(.headsetSwitching(card: card, output: output))
+      case .headsetBack(let card, let output):
+        batch.append(.headsetBack(card: card, output: output))
+      case .headsetGone(let card, let output):
+        batch.append(.headsetGone(card: card, output: output))
+      case .outputHeld(let pid, let stream, let output):
+        // Silenced by the session server as a lost stream is, without the loss (see there).
+        batch.append(.outputHeld(pid: pid, stream: stream, output: output))
       }
     }
+    external.post(batch)
   }
   if let watcher {
     external.setSilencer { [weak watcher] stream in watcher?.kill(sinkInput: stream) }

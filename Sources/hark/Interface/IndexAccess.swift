@@ -1,4 +1,5 @@
 import LibraryIndex
+import MediaFiles
 import Platform
 import PlayerEngine
 import Synchronization
@@ -6,17 +7,21 @@ import TerminalUI
 
 /// The interface's way into the tag index of `root` (the folder its library opened on): views
 /// and search read through one connection, on the UI thread; the scan writes through its own,
-/// on a thread of its own (SQLite's WAL lets them go on together). Nil without a home folder.
-func indexAccess(root: String) -> IndexAccess? {
+/// on a thread of its own (SQLite's WAL lets them go on together), and so does the loudness
+/// measurement after it (`measureLoudness`). Nil without a home folder.
+func indexAccess(root: String, measureLoudness: Bool = true) -> IndexAccess? {
   guard let path = Library.defaultPath() else { return nil }
   let reader = IndexReader(path: path, root: root)
   var access = IndexAccess(
     browse: { reader.browse($0) },
     search: { reader.search($0) },
     keepCurrent: { progress, updated in
+      let measurer =
+        measureLoudness ? LoudnessMeasurer(root: root, path: path, progress: progress) : nil
       keepCurrent(
         root: root, path: path, progress: progress,
-        updated: updated, indexed: { reader.rebuildSearchTable(from: $0) })
+        updated: updated, indexed: { reader.rebuildSearchTable(from: $0) },
+        scanned: { measurer?.wake() })
     })
   access.tags = { reader.tags($0) }
   // For the interface's worker (`a` and `e` on an artist or an album): a connection of its own,
@@ -25,16 +30,22 @@ func indexAccess(root: String) -> IndexAccess? {
   access.tracks = { worker.tracks(of: $0) }
   access.holdsTracks = { reader.holdsTracks() }
   access.prepareSearch = { reader.startBuildingSearchTable() }
+  access.places = { reader.places() }
   return access
 }
 
 /// The index's tags for the interface's worker thread (a queue's 50,000 labels), through a
 /// connection of its own: sharing the UI thread's, the worker (which runs at a lower priority)
 /// held its lock when it was preempted, and the UI thread's reads for the rows it drew waited.
-func indexTagReader(root: String) -> (@Sendable (String) -> TrackInfo?)? {
+/// The reads are made in read transactions of up to `IndexReader.readsATransaction` each,
+/// ended by `done` when the worker has read what it was asked for: a transaction a read took
+/// SQLite's file locks (fcntl) twice a track, a tenth of the worker's time.
+func indexTagReader(root: String)
+  -> (read: @Sendable (String) -> TrackInfo?, done: @Sendable () -> Void)?
+{
   guard let path = Library.defaultPath() else { return nil }
   let reader = IndexReader(path: path, root: root)
-  return { reader.tags($0) }
+  return ({ reader.tags($0, batched: true) }, { reader.endReads() })
 }
 
 /// Scans `root` into the index at `path`, then rescans each folder below it that inotify says
@@ -44,7 +55,8 @@ func indexTagReader(root: String) -> (@Sendable (String) -> TrackInfo?)? {
 /// scan when it changed nothing).
 private func keepCurrent(
   root: String, path: String, progress: @escaping @Sendable (String, Bool) -> Void,
-  updated: @escaping @Sendable ([String]) -> Void, indexed: (Library) -> Void
+  updated: @escaping @Sendable ([String]) -> Void, indexed: (Library) -> Void,
+  scanned: () -> Void
 ) {
   let library: Library
   do { library = try Library(path: path) } catch {
@@ -68,6 +80,7 @@ private func keepCurrent(
       let changed = report.read > 0 || report.removed > 0
       if changed { indexed(library) }
       if sayingDone || changed { updated(changed ? library.lastChanged : []) }
+      if sayingDone || changed { scanned() }
     } catch {
       progress("Cannot index the library: \(error)", true)
     }
@@ -86,6 +99,59 @@ private func keepCurrent(
       scan(folder, sayingDone: false)
     }
   }
+}
+
+/// Measures the loudness of the tracks under the music folder that need it, on a thread of its
+/// own at the lowest priority (the interface, the player and the scan come first: nice 19,
+/// inherited by FFmpeg's helper when it decodes), after each scan that changed the
+/// index: the first time, every untagged track; later, only those new or changed. Its
+/// progress goes to the status line once a second (tracks, speed, time left), and a line at the
+/// end of a pass that showed progress. A pass that a scan wakes while it runs is run again after it,
+/// for what that scan changed.
+private final class LoudnessMeasurer: @unchecked Sendable {
+  private let wakeUp = Platform.Semaphore()
+
+  init(root: String, path: String, progress: @escaping @Sendable (String, Bool) -> Void) {
+    startThread(named: "hark-loudness") { [wakeUp] in
+      // Started from the scan's thread (10 below the interface): 19, the lowest.
+      lowerThreadPriority()
+      var library: Library?
+      while true {
+        wakeUp.wait()
+        // Every wake-up that came meanwhile is this pass's.
+        while wakeUp.wait(microseconds: 0) {}
+        if library == nil { library = try? Library(path: path, checked: false) }
+        guard let library else { continue }
+        // The first progress line after a second: a pass that short (a file or two changed)
+        // says nothing, and leaves the scan's own line up.
+        var lastSaid = monotonicNanoseconds()
+        var said = false
+        do {
+          // One a processor: at nice 19, they take only what the rest leaves.
+          let report = try library.measureLoudness(
+            under: root, parallel: processorCount(), measure: { Decoders.measureLoudness($0) },
+            progress: { p in
+              let now = monotonicNanoseconds()
+              guard now - lastSaid >= 1_000_000_000, p.measured < p.toMeasure else { return }
+              lastSaid = now
+              said = true
+              progress("Measuring loudness: " + p.summary, false)
+            })
+          if said, report.measured + report.failed > 0 {
+            var line =
+              "Loudness measured: \(report.measured) track\(report.measured == 1 ? "" : "s")"
+            if report.failed > 0 { line += " (\(report.failed) could not be)" }
+            progress(line, false)
+          }
+        } catch {
+          progress("Cannot measure the library's loudness: \(error)", true)
+        }
+      }
+    }
+  }
+
+  /// After a scan: measure what it left to measure.
+  func wake() { wakeUp.signal() }
 }
 
 /// The index, read from the UI thread; opened on first use. (The lock keeps it to one thread
@@ -116,6 +182,7 @@ private final class IndexReader: @unchecked Sendable {
       do { return try body(open) } catch {
         // Damaged, say: the scan sets it aside and builds another, which the next read opens.
         library = nil
+        readsInTransaction = 0
         return nil
       }
     }
@@ -172,6 +239,15 @@ private final class IndexReader: @unchecked Sendable {
         // Files, not the index's: the interface lists them itself (`Playlists`), walking the
         // music folder off its thread.
         return IndexListing(rows: [])
+      case .mostPlayed:
+        // The play count in the number column.
+        let played = try library.mostPlayed(under: root, limit: Self.playedLimit)
+        var listing = trackRows(played.map(\.track))
+        for (i, p) in played.enumerated() { listing.rows[i].count = p.count }
+        return listing
+      case .recentlyPlayed:
+        return trackRows(
+          try library.recentlyPlayed(under: root, limit: Self.playedLimit).map(\.track))
       }
     }
   }
@@ -188,18 +264,59 @@ private final class IndexReader: @unchecked Sendable {
       case .album(let artist, let title):
         return try library.tracks(under: root, artist: artist, album: title)
       case .playlists: return []
+      case .mostPlayed:
+        return try library.mostPlayed(under: root, limit: Self.playedLimit).map(\.track)
+      case .recentlyPlayed:
+        return try library.recentlyPlayed(under: root, limit: Self.playedLimit).map(\.track)
       }
     }.map { $0.map(\.path) }
+  }
+
+  /// How many tracks the played views list.
+  static let playedLimit = 200
+
+  /// Where long recordings were left, by path.
+  func places() -> [String: PlaceMark]? {
+    withLibrary { library throws(SQLiteError) -> [String: PlaceMark] in
+      var marks: [String: PlaceMark] = [:]
+      for p in try library.places() { marks[p.path] = p.isPlayed ? .played : .inProgress }
+      return marks
+    }
   }
 
   func holdsTracks() -> Bool? {
     withLibrary { library throws(SQLiteError) -> Bool in try library.holdsTracks(under: root) }
   }
 
-  func tags(_ path: String) -> TrackInfo? {
+  /// Reads made in the read transaction open (`tags(_:batched:)`).
+  private var readsInTransaction = 0
+  /// How many reads one read transaction holds at most: it keeps the index as it was when it
+  /// began, so not for long.
+  static let readsATransaction = 500
+
+  /// Ends the read transaction `tags(_:batched:)` left open, if any.
+  func endReads() {
+    _ = withLibrary { library throws(SQLiteError) in
+      if readsInTransaction > 0 { try library.endRead() }
+      readsInTransaction = 0
+    }
+  }
+
+  /// `batched`: made in a read transaction left open for the next reads (`endReads`).
+  func tags(_ path: String, batched: Bool = false) -> TrackInfo? {
     withLibrary { library throws(SQLiteError) -> TrackInfo? in
-      guard let t = try library.track(at: path), t.problem == nil else { return nil }
-      return info(t)
+      if batched {
+        if readsInTransaction == Self.readsATransaction {
+          try library.endRead()
+          readsInTransaction = 0
+        }
+        if readsInTransaction == 0 { try library.beginRead() }
+        readsInTransaction += 1
+      }
+      guard let t = try library.listed(at: path) else { return nil }
+      return TrackInfo(
+        title: t.title ?? QueueLoader.title(fromPath: path), artist: t.artist, album: t.album,
+        duration: t.seconds, track: t.trackNumber, year: t.year)
     } ?? nil
   }
 

@@ -1,11 +1,16 @@
 import ALSAOutput
 import AudioCore
 import Glibc
+import LibraryIndex
+import MediaFiles
 import Platform
+import PlayerCore
 import PlayerEngine
 import PlayerLink
 import SessionClient
+import SessionCore
 import Settings
+import StateFile
 import TerminalUI
 
 /// `hark [open] [PATH…]` and `hark play PATH…`: the terminal interface, attached to the user's
@@ -20,6 +25,12 @@ enum InterfaceLauncher {
     duck: Double?, autoplay: Bool, new: Bool = false
   ) async -> Never {
     guard isatty(0) == 1 && isatty(1) == 1 else {
+      // A script's `hark PATH`: the running player takes them, as `hark add` would.
+      if !new, let loaded = loaded ?? (paths.isEmpty ? nil : QueueLoader.load(paths)),
+        await HandOver.loaded(loaded, at: autoplay ? .now : .end) == .handed
+      {
+        exit(0)
+      }
       die(
         "the interface needs a terminal, and stdin or stdout is not one; "
           + "to play without it, use 'hark play --no-ui PATH…'")
@@ -57,49 +68,83 @@ enum InterfaceLauncher {
       }
     }
 
-    // The player: the one running (nothing named, no --new), else one of its own.
+    // The player: the one running (no --new), else one of its own. Paths named are handed to
+    // the running one, and the interface shows them (one player per user).
     let place = PlayerPlace.find(private: new)
     var greeting: String?
+    var showWhenQueued: (path: String, after: Int, switchView: Bool)?
+    var attached: RemotePlayer?
+    if !new, let socket = place.standardSocket {
+      attached = try? RemotePlayer.attach(to: socket)
+    }
+    if attached == nil, !new, !place.lockIsHeld, await HandOver.playerIsRunning() {
+      // Another player runs without an interface's socket (one started headless when a player
+      // already served, or with --new): no interface attaches to it.
+      guard !files.isEmpty,
+        await HandOver.loaded((files, []), at: autoplay ? .now : .end) == .handed
+      else {
+        die(
+          "a hark player without an interface is already running; 'hark ctl', 'hark add' and "
+            + "the media keys reach it ('hark open --new' starts another)")
+      }
+      exit(0)
+    }
     let player: RemotePlayer
-    if !new, paths.isEmpty, let socket = place.standardSocket,
-      let running = try? RemotePlayer.attach(to: socket)
-    {
-      player = running
-      let playing = running.snapshot.state == .playing
+    var isOurs = false
+    if let attached {
+      player = attached
+    } else {
+      // The user's player restores the saved queue itself (and says if it is damaged), so
+      // that it never saves over a queue it was not given; with nothing saved and nothing
+      // named, it queues the music folder. Both after it has answered: the interface draws
+      // meanwhile. Paths named join that queue, as they join a running player's: `hark PATH`
+      // never loses the queue the user had. A private player (--new) has only what is named.
+      // A player on its way out (quit a moment ago, or killed while it saved) is waited for
+      // and then replaced; one that is there after all is attached to.
+      do {
+        (player, isOurs) = try place.start(
+          device: device, duck: duck, restore: !new || paths.isEmpty,
+          queueFolder: paths.isEmpty ? musicFolder : nil)
+      } catch {
+        die("\(error)")
+      }
+    }
+    let snap = player.snapshot
+    if !files.isEmpty {
+      // Played now (`hark play`, after the track playing) or added to the queue (`hark PATH`),
+      // and the first of them shown in the queue. Sent, not waited for: carried out in this
+      // order before any key's request (after the saved queue is restored), while the
+      // interface draws. Said by the greeting, not again by the player (an add says nothing).
+      let placement: QueuePlacement = autoplay ? .now : .end
+      showWhenQueued = (files[0], snap.queue.map(\.id).max() ?? -1, !isOurs)
+      player.post(placement == .now ? .insert(files, at: .now) : .addReady(files))
+      // A player of its own says nothing: the queue shows them (and the status line is the
+      // library scan's).
+      let what = files.count == 1 ? "'\(fileName(files[0]))'" : "\(files.count) files"
+      let first = files.count == 1 ? "" : "; the first is selected"
+      if !isOurs {
+        greeting =
+          placement == .now
+          ? "Playing \(what) in the hark player already running (pid \(player.pid))\(first)"
+          : "\(what.capitalisedFirst) added to the queue of the hark player already running "
+            + "(pid \(player.pid))\(first)"
+      }
+    } else if !isOurs {
+      let playing = snap.state == .playing
       greeting =
-        "Back with the hark player\(playing ? " playing on" : "") (pid \(running.pid)): "
+        "Back with the hark player\(playing ? " playing on" : "") (pid \(player.pid)): "
         + "q stops it, \(bindings.keyNames(.detach).first ?? "Q") leaves it "
         + (playing ? "playing" : "as it is")
+    }
+    if !isOurs {
       // Options for a new player do not change the one running: said, not silently dropped.
       let unused = [device.map { "--device '\($0)'" }, duck.map { _ in "--duck" }].compactMap { $0 }
       if !unused.isEmpty {
         let picker = bindings.keyNames(.routePicker).first ?? "o"
         startup.append(
-          "\(unused.joined(separator: " and ")) not used: the hark player (pid \(running.pid)) "
-            + "already runs, on '\(running.snapshot.deviceName)' (\(picker) picks its output)")
+          "\(unused.joined(separator: " and ")) not used: the hark player (pid \(player.pid)) "
+            + "already runs, on '\(snap.deviceName)' (\(picker) picks its output)")
       }
-    } else {
-      // A player that holds the lock but took us in no more is on its way out (quit a moment
-      // ago): ours starts once it has gone. Another, without an interface's socket, is one the
-      // user started headless (--new): not a second beside it.
-      if !new, paths.isEmpty, !place.lockIsHeld, await HandOver.playerIsRunning() {
-        die(
-          "a hark player without an interface is already running; 'hark ctl', 'hark add' and "
-            + "the media keys reach it ('hark open --new' starts another)")
-      }
-      // The player restores the saved queue itself when nothing is named (and says if it is
-      // damaged), so that it never saves over a queue it was not given; with nothing saved,
-      // it queues the music folder. Both after it has answered: the interface draws meanwhile.
-      do {
-        player = try place.start(
-          device: device, duck: duck, restore: paths.isEmpty,
-          queueFolder: paths.isEmpty ? musicFolder : nil)
-      } catch {
-        die("\(error)")
-      }
-      // Sent, not waited for: carried out in this order before any key's request, while the
-      // interface draws.
-      if !files.isEmpty { player.post(.add(files, play: autoplay)) }
     }
     startup += player.lines
 
@@ -107,6 +152,7 @@ enum InterfaceLauncher {
     ui.bindings = bindings
     ui.startupMessages = startup
     ui.greeting = greeting
+    ui.showWhenQueued = showWhenQueued
     if place.lock == nil {
       ui.detachRefusal =
         "This player cannot be come back to (it was started with --new, or there is no "
@@ -115,10 +161,11 @@ enum InterfaceLauncher {
     // Back with a player that played on: its queue, the track playing in it, is what it is.
     ui.startView = settings.startView == "queue" || greeting != nil ? .queue : .library
     // The index's tags where it has them (no file opened, no helper started), else the file's.
-    let index = indexAccess(root: libraryFolder)
+    let index = indexAccess(root: libraryFolder, measureLoudness: settings.measureLoudness)
     let indexTags = indexTagReader(root: libraryFolder)
+    ui.readTagsDone = { indexTags?.done() }
     ui.readTags = { path in
-      if let indexed = indexTags?(path) { return indexed }
+      if let indexed = indexTags?.read(path) { return indexed }
       guard let (metadata, seconds) = Decoders.tags(path) else { return nil }
       return TrackInfo(
         title: metadata.title, artist: metadata.artist, album: metadata.album, duration: seconds,
@@ -134,9 +181,27 @@ enum InterfaceLauncher {
     }
     let logPath = StatePaths.log()
     ui.simulateCall = { SimulatedCall.start(logPath: logPath) }
+    // The sleep timer is the desktop's, kept by the session server: set as `hark timer` sets it,
+    // by a control connection of its own (the player hears of it from the server).
+    ui.setSleepTimer = { setting in
+      do {
+        let session = try await AudioSession.connect(.init(name: "hark timer"))
+        defer { session.close() }
+        try await session.setTimer(setting)
+        return nil
+      } catch {
+        return "Cannot set the sleep timer: \(error)"
+      }
+    }
     // Artists, albums and genres from the tag index, and search across the whole library;
     // the index of the library's folder is brought up to date in the background.
     ui.index = index
+    // Lyrics: an .lrc beside the track, else its tags through hark-tags, on the worker.
+    ui.readLyrics = { path in
+      let found = TrackLyrics.find(for: path)
+      return LyricsFound(lyrics: found.lyrics, problem: found.problem)
+    }
+    ui.lyricsBeside = settings.lyricsBeside
     if settings.coverArt {
       ui.readCover = { path, columns, rows, colors, pixels in
         CoverHelper.cover(

@@ -7,13 +7,15 @@ struct Open: AsyncParsableCommand {
     abstract: "Open the interface (the default: 'hark PATH…' is 'hark open PATH…').",
     discussion: """
       The terminal interface: a library browser, the queue, a now-playing bar and a status line \
-      that says why playback is paused or quiet. PATHs are queued, ready to play (space plays); \
-      'hark play PATH…' also starts them. With no PATH it restores the queue saved when it was \
-      last quit with q (paused where it was), else queues the music folder: the config's \
-      music_dir, else ~/Music, else the bundled demo music. Press ? for the keys. The player \
-      runs in a process of its own: q stops it; Q leaves it playing in the background, as \
-      closing the terminal while it plays does, and 'hark' with no PATH comes back to it. \
-      Needs a terminal; 'hark play --no-ui' plays without one.
+      that says why playback is paused or quiet. It attaches to the hark player that runs (one \
+      player per user), or starts it: the queue saved when it was last quit with q comes back, \
+      paused where it was, else the music folder is queued (the config's music_dir, else \
+      ~/Music, else the bundled demo music). PATHs are added to that queue, ready to play \
+      (space plays), and the first is selected; 'hark play PATH…' also starts them. Press ? for \
+      the keys. The player runs in a process of its own: q stops it; Q leaves it playing in the \
+      background, as closing the terminal while it plays does, and 'hark' comes back to it. \
+      Needs a terminal (without one, PATHs go to the running player as with 'hark add'); \
+      'hark play --no-ui' plays without one.
       """)
 
   @Option(
@@ -25,14 +27,13 @@ struct Open: AsyncParsableCommand {
   @Flag(help: "Start another player even when one runs (else PATHs go to the running one).")
   var new = false
 
-  @Argument(help: "Files, folders, playlists (.m3u, .pls) and http(s) stream URLs to queue.")
+  @Argument(help: "Files, folders, playlists (.m3u, .pls) and http(s) stream URLs to add.")
   var paths: [String] = []
 
   func run() async throws {
-    // One player per user: PATHs join the running one's queue; a second interface with a
-    // player of its own would take over from it. With nothing named, the interface attaches to
-    // the player that plays on without one (detached with Q), if one does.
-    if !new, !paths.isEmpty, await HandOver.paths(paths, at: .end) == .handed { return }
+    // One player per user: the interface attaches to the one running (detached with Q, or
+    // another terminal's), PATHs joining its queue; a second interface with a player of its
+    // own would take over from it.
     await InterfaceLauncher.run(paths: paths, device: device, duck: nil, autoplay: false, new: new)
   }
 }

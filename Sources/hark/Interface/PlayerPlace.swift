@@ -2,6 +2,7 @@ import Glibc
 import Platform
 import PlayerLink
 import SessionClient
+import StateFile
 import TerminalUI
 
 /// Where the interface's player serves, and starting one there.
@@ -38,28 +39,18 @@ struct PlayerPlace {
   }
 
   /// Whether a player holds the user's player lock (none for a private place).
-  var lockIsHeld: Bool { lock.map(lockIsHeld) ?? false }
-
-  /// Whether a player holds the lock at `path`.
-  private func lockIsHeld(_ path: String) -> Bool {
-    let fd = open(path, O_RDWR | O_CLOEXEC)
-    guard fd >= 0 else { return false }
-    defer { close(fd) }
-    if flock(fd, LOCK_EX | LOCK_NB) == 0 {
-      flock(fd, LOCK_UN)
-      return false
-    }
-    return true
-  }
+  var lockIsHeld: Bool { lock.map(Platform.lockIsHeld) ?? false }
 
   struct StartError: Error, CustomStringConvertible {
     let description: String
   }
 
   /// Starts the player's process (its output to hark.log) and attaches to it; should another
-  /// player have taken the lock first, attaches to that one.
+  /// player have taken the lock first, attaches to that one once it answers, or waits for it to
+  /// go (a player on its way out, saving its queue, or killed as it did) and starts another.
+  /// `isOurs`: the player attached to is the one started here.
   func start(device: String?, duck: Double?, restore: Bool, queueFolder: String? = nil)
-    throws(StartError) -> RemotePlayer
+    throws(StartError) -> (player: RemotePlayer, isOurs: Bool)
   {
     guard let exe = executablePath() else {
       throw StartError(description: "cannot find the hark executable to start the player with")
@@ -87,6 +78,7 @@ struct PlayerPlace {
       }
     }
     var pid = try spawn()
+    var ours: Set<pid_t> = [pid]
     var spawns = 1
     // It listens within milliseconds; the greeting follows once it has registered with the
     // session server (which it may have had to start).
@@ -94,7 +86,10 @@ struct PlayerPlace {
     var ended = false
     while monotonicNanoseconds() < deadline {
       let left = Int64(deadline - min(deadline, monotonicNanoseconds())) / 1_000_000_000
-      do { return try RemotePlayer.attach(to: socket, timeout: .seconds(max(1, left))) } catch {
+      do {
+        let player = try RemotePlayer.attach(to: socket, timeout: .seconds(max(1, left)))
+        return (player, ours.contains(player.pid))
+      } catch {
         if case .unexpected(let why) = error {
           if !ended { kill(pid, SIGTERM) }
           throw StartError(description: why)
@@ -105,15 +100,16 @@ struct PlayerPlace {
         // its way out (attach to it, or to the next), or failed (hark.log says why). Only the
         // lock's holder can tell which: it is looked for until the deadline.
         ended = true
-        guard let lock, lockIsHeld(lock) else {
+        guard let lock, Platform.lockIsHeld(lock) else {
           throw StartError(
             description: "the player ended as it started; '\(StatePaths.log() ?? "hark.log")' "
               + "says why")
         }
-      } else if ended, let lock, !lockIsHeld(lock), spawns < 3 {
+      } else if ended, let lock, !Platform.lockIsHeld(lock), spawns < 3 {
         // The player that held the lock has gone without taking us in (it was quitting): this
         // one's own, again.
         pid = try spawn()
+        ours.insert(pid)
         spawns += 1
         ended = false
       }

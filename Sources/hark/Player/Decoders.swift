@@ -1,6 +1,9 @@
 import AudioCore
 import FFmpegDecoder
+import LibraryIndex
 import Loudness
+import LoudnessMeter
+import MediaFiles
 import PlayerEngine
 import SndFileDecoder
 
@@ -13,8 +16,9 @@ enum Decoders {
   /// it reads; otherwise libsndfile, and FFmpeg's helper when libsndfile does not know the file
   /// (no extension, or a wrong one), with libsndfile's reason kept when neither reads it.
   ///
-  /// With `replayGain` on, a track whose file has gain tags plays at that gain (`GainDecoder`);
-  /// streams play as they come.
+  /// With `replayGain` on, a track whose file has gain tags plays at that gain (`GainDecoder`),
+  /// and one without them at the gain the library index measured for it (Sound Check for every
+  /// file: `Library.measureLoudness`); streams play as they come.
   static func open(_ path: String, replayGain: ReplayGainSettings = ReplayGainSettings())
     throws(DecodeError) -> any AudioDecoder
   {
@@ -29,9 +33,28 @@ enum Decoders {
       decoder = try openFile(path)
     }
     guard replayGain.mode != .off else { return decoder }
-    let tags = reference.map(gainTags(of:)) ?? gainTags(of: decoder, path)
+    var tags = reference.map(gainTags(of:)) ?? gainTags(of: decoder, path)
+    if tags.isEmpty, let measured = measuredGains.gains(of: path) { tags = measured }
     guard let decibels = replayGain.decibels(for: tags) else { return decoder }
     return GainDecoder(decoder, decibels: decibels)
+  }
+
+  /// The index's measurements, read when a track without gain tags plays with ReplayGain on.
+  static let measuredGains = MeasuredGains()
+
+  /// The loudness of the track at `path` (a file or a cue sheet's track), decoded as the player
+  /// decodes it, without a gain; nil when `shouldStop` said to stop.
+  static func measureLoudness(_ path: String, shouldStop: () -> Bool = { false }) -> Measured? {
+    let decoder: any AudioDecoder
+    do { decoder = try open(path) } catch { return .failed(error.reason) }
+    do {
+      guard let loudness = try LoudnessMeter.measure(decoder, shouldStop: shouldStop) else {
+        return nil
+      }
+      return .loudness(loudness)
+    } catch {
+      return .failed(error.reason)
+    }
   }
 
   /// The gain tags of a file: FFmpeg's helper reports them with the other tags; for
@@ -61,10 +84,30 @@ enum Decoders {
     do {
       return try SoundFile(path: path)
     } catch {
-      guard error.reason == SoundFile.unknownFormat, let file = try? FFmpegFile(path: path) else {
+      guard error.kind == .unknownFormat, let file = try? FFmpegFile(path: path) else {
         throw error
       }
       return file
+    }
+  }
+
+  /// The chapters of the file at `path`, for the player (on a thread of its own: it blocks
+  /// for a few milliseconds). FFmpeg's helper reads them, from the files it decodes, and from
+  /// those libsndfile plays only when hark's own tag reader finds chapters there (ID3v2's CHAP,
+  /// Vorbis comments' CHAPTERxx): a run that plays only music in those formats never loads
+  /// FFmpeg for it. None for a stream or a cue sheet's track (a sheet's tracks are its
+  /// chapters already), and none when they cannot be read (said in hark's log).
+  static func chapters(of path: String) -> [Chapter] {
+    guard !QueueLoader.isStreamURL(path), CueSheet.Reference(path) == nil else { return [] }
+    if !QueueLoader.ffmpegExtensions.contains(QueueLoader.fileExtension(path)) {
+      let marks = GainTagReader.read(path: path) {
+        $0 == GainTagReader.chaptersField || $0.hasPrefix("CHAPTER")
+      }
+      if marks.isEmpty { return [] }
+    }
+    do { return try FFmpegChapters.read(path: path) } catch {
+      HarkLog.write("cannot read the chapters of '\(path)': \(error)")
+      return []
     }
   }
 

@@ -1,6 +1,9 @@
+import Glibc
+import MediaFiles
+import Platform
 import PlayerEngine
-import SessionCore
 import SessionClient
+import SessionCore
 
 /// The player's view of its `AudioSession`.
 final class SessionPort: PlayerSession {
@@ -19,8 +22,9 @@ final class SessionPort: PlayerSession {
   }
 
   func publish(_ info: PlaybackInfo?, commands: Set<RemoteCommandKind>) async {
-    // Remembered by the session even when the server is away; sent again when it is back.
-    try? await session.publish(info, commands: commands)
+    // Remembered by the session even when the server is away; sent again when it is back. Not
+    // waited for: nothing the player does depends on the answer.
+    session.post(info, commands: commands)
   }
 
   func outputLost(_ route: Route) async -> Bool {
@@ -47,6 +51,7 @@ final class SessionPort: PlayerSession {
       },
       Task {
         for await incoming in session.commands {
+          CommandTrace.note(incoming.command)
           incoming.respond(await player.send(incoming.command))
         }
       },
@@ -77,4 +82,21 @@ final class LocalSession: PlayerSession {
   func setActive(_ active: Bool) async throws {}
   func publish(_ info: PlaybackInfo?, commands: Set<RemoteCommandKind>) async {}
   func outputLost(_ route: Route) async -> Bool { false }
+}
+
+/// When `$HARK_COMMAND_TRACE` names a file, the player appends a line to it as each remote
+/// command from the session server reaches it: the monotonic clock in nanoseconds and the
+/// command. The benchmark times pause → silence from there, without `hark ctl`'s own start
+/// (docs/HACKING.md, "Measuring"). Unset, nothing is written.
+enum CommandTrace {
+  private static let fd: Int32 = {
+    guard let path = environment("HARK_COMMAND_TRACE"), !path.isEmpty else { return -1 }
+    return open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o600)
+  }()
+
+  static func note(_ command: RemoteCommand) {
+    guard fd >= 0 else { return }
+    let line = Array("\(monotonicNanoseconds()) \(command)\n".utf8)
+    _ = line.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+  }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Glibc
+import Platform
 import PlayerEngine
 import SessionCore
 
@@ -77,8 +78,7 @@ extension Simulate {
       if parecEnded == nil {
         // parec ends on SIGINT and closes the WAV file properly (its header says its length).
         kill(parec, SIGINT)
-        var status: Int32 = 0
-        while waitpid(parec, &status, 0) < 0 && errno == EINTR {}
+        _ = waitForChild(parec)
       }
       // With notify also after a call cut it short: what it interrupted may resume once the
       // call is over too (G13).
@@ -106,37 +106,15 @@ extension Simulate {
     /// parec writing a 44.1 kHz mono 16-bit WAV file; its pid, or nil when it did not start.
     static func startRecording(into file: String, source: String?) -> pid_t? {
       var arguments = [
-        "parec", "--file-format=wav", "--format=s16le", "--rate=44100", "--channels=1",
+        "--file-format=wav", "--format=s16le", "--rate=44100", "--channels=1",
         "--client-name=hark recorder", "--latency-msec=50",
       ]
       if let source { arguments.append("--device=\(source)") }
       arguments.append(file)
-      var actions = posix_spawn_file_actions_t()
-      posix_spawn_file_actions_init(&actions)
-      defer { posix_spawn_file_actions_destroy(&actions) }
-      posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-      let argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-      defer { for p in argv { free(p) } }
-      // This process ignores SIGINT and SIGTERM (it takes them as events); parec must not
-      // inherit that, or the SIGINT that ends the recording would not reach it.
-      var attributes = posix_spawnattr_t()
-      posix_spawnattr_init(&attributes)
-      defer { posix_spawnattr_destroy(&attributes) }
-      var defaults = sigset_t()
-      sigemptyset(&defaults)
-      sigaddset(&defaults, SIGINT)
-      sigaddset(&defaults, SIGTERM)
-      posix_spawnattr_setsigdefault(&attributes, &defaults)
-      var none = sigset_t()
-      sigemptyset(&none)
-      posix_spawnattr_setsigmask(&attributes, &none)
-      posix_spawnattr_setflags(
-        &attributes, Int16(POSIX_SPAWN_SETSIGDEF) | Int16(POSIX_SPAWN_SETSIGMASK))
-      var pid: pid_t = 0
-      guard posix_spawnp(&pid, "parec", &actions, &attributes, argv, environ) == 0 else {
-        return nil
-      }
-      return pid
+      // Its output to ours (it says why when it cannot record); signals as a fresh process has
+      // them: this process ignores SIGINT and SIGTERM (it takes them as events), and parec
+      // must not inherit that, or the SIGINT that ends the recording would not reach it.
+      return try? spawn("parec", arguments, descriptors: [1: .parent(1), 2: .parent(2)])
     }
   }
 }

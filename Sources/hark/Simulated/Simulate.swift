@@ -1,5 +1,6 @@
 import ArgumentParser
 import Glibc
+import MediaFiles
 import Platform
 import PlayerEngine
 import SessionCore

@@ -36,9 +36,12 @@ final class SimulatedApp {
 
   /// An app that makes no sound of its own (a recorder).
   static func start(_ name: String, sound: AppSound? = nil) async -> SimulatedApp {
-    StreamIdentity.announce(app: name, role: role(of: name))
+    let role = role(of: name)
+    StreamIdentity.announce(app: name, role: role)
+    var configuration = AudioSession.Configuration(name: name)
+    configuration.role = role.appRole
     let session: AudioSession
-    do { session = try await AudioSession.connect(.init(name: name)) } catch {
+    do { session = try await AudioSession.connect(configuration) } catch {
       die(error.description)
     }
     return SimulatedApp(name: name, session: session, sound: sound)
@@ -105,7 +108,9 @@ final class SimulatedApp {
           silentMode = on
           sound?.setMuted(mutes)
         case .mediaServicesWereReset: silentMode = session.welcome.silent
-        case .interruption, .routeChange, .silenceSecondaryAudioHint, .nowPlaying: break
+        case .interruption, .routeChange, .silenceSecondaryAudioHint, .nowPlaying, .sleepTimer,
+          .sleepTimerEnded:
+          break
         }
       case .command, .signal: break
       }
@@ -185,6 +190,9 @@ final class SimulatedApp {
       case .call: return "interruption began: call from '\(cause.by)'"
       case .otherAudio: return "interruption began: '\(cause.by)' took the audio"
       case .recording: return "interruption began: '\(cause.by)' is recording"
+      case .alarm: return "interruption began: alarm '\(cause.by)'"
+      case .assistant: return "interruption began: assistant '\(cause.by)'"
+      case .navigation: return "interruption began: navigation prompt '\(cause.by)'"
       }
     case .interruption(.ended(let shouldResume, let reason)):
       let why =
@@ -209,6 +217,10 @@ final class SimulatedApp {
       return isNowPlaying ? "now the now-playing app" : "no longer the now-playing app"
     case .mediaServicesWereReset:
       return "media services were reset; registered again"
+    case .sleepTimer(let status):
+      return status.map { "sleep timer: \($0.state.rawValue)" } ?? "sleep timer: off"
+    case .sleepTimerEnded(let fade):
+      return "the sleep timer ended (fade out over \(fade) s; a simulated app plays on)"
     }
   }
 }

@@ -35,18 +35,10 @@ func isDirectory(_ path: String) -> Bool {
 /// Runs a program to its end with stdin, stdout and stderr on /dev/null; its exit status, or
 /// nil when it could not be started (not installed).
 func runQuietly(_ program: String, _ arguments: [String]) -> Int32? {
-  var actions = posix_spawn_file_actions_t()
-  posix_spawn_file_actions_init(&actions)
-  defer { posix_spawn_file_actions_destroy(&actions) }
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-  posix_spawn_file_actions_adddup2(&actions, 1, 2)
-  let argv: [UnsafeMutablePointer<CChar>?] = ([program] + arguments).map { strdup($0) } + [nil]
-  defer { for p in argv { free(p) } }
-  var pid: pid_t = 0
-  guard posix_spawnp(&pid, program, &actions, nil, argv, environ) == 0 else { return nil }
-  var status: Int32 = 0
-  while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
-  // WIFEXITED / WEXITSTATUS are macros Swift cannot import.
-  return status & 0x7f == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+  guard let pid = try? spawn(program, arguments) else { return nil }
+  switch waitForChild(pid) {
+  case .exited(let status): return status
+  case .signaled(let signal): return 128 + signal
+  case nil: return nil
+  }
 }

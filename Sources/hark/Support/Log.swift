@@ -1,7 +1,7 @@
 import Glibc
 import Platform
-import PlayerEngine
-import TerminalUI
+import StateFile
+import UserText
 
 /// hark's own log, `$XDG_STATE_HOME/hark/hark.log` (default `~/.local/state/hark/hark.log`),
 /// for what matters but does not belong on the screen (docs/HACKING.md, "Messages for people"): no MPRIS without a

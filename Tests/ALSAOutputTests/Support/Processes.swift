@@ -1,4 +1,5 @@
 import Glibc
+import Platform
 import Testing
 
 /// A fresh directory under /tmp; `removeDirectory` takes it away with everything in it.
@@ -80,35 +81,24 @@ final class Child {
 
   /// Starts `arguments[0]` (a path) with exactly `environment`.
   init(_ arguments: [String], environment: [String: String]) {
-    var toChild: [Int32] = [-1, -1]
-    var fromChild: [Int32] = [-1, -1]
-    var errorsFromChild: [Int32] = [-1, -1]
-    precondition(pipe(&toChild) == 0 && pipe(&fromChild) == 0 && pipe(&errorsFromChild) == 0)
-    for fd in toChild + fromChild + errorsFromChild { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
-    posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
-    posix_spawn_file_actions_adddup2(&actions, errorsFromChild[1], 2)
-    let argv = arguments.map { strdup($0) } + [nil]
-    let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-    defer {
-      argv.forEach { free($0) }
-      envp.forEach { free($0) }
+    guard let toChild = try? makePipe(), let fromChild = try? makePipe(nonBlockingRead: true),
+      let errorsFromChild = try? makePipe(nonBlockingRead: true)
+    else { preconditionFailure("no pipes for '\(arguments[0])'") }
+    do {
+      pid = try spawn(
+        arguments[0], Array(arguments.dropFirst()),
+        descriptors: [
+          0: .parent(toChild.read), 1: .parent(fromChild.write), 2: .parent(errorsFromChild.write),
+        ], environment: environment.map { "\($0.key)=\($0.value)" })
+    } catch {
+      preconditionFailure("cannot start '\(arguments[0])': \(error.reason)")
     }
-    var pid: pid_t = 0
-    let rc = posix_spawn(&pid, arguments[0], &actions, nil, argv, envp)
-    precondition(rc == 0, "cannot start '\(arguments[0])': \(String(cString: strerror(rc)))")
-    self.pid = pid
-    close(toChild[0])
-    close(fromChild[1])
-    close(errorsFromChild[1])
-    input = toChild[1]
-    output = fromChild[0]
-    errors = errorsFromChild[0]
-    _ = fcntl(output, F_SETFL, O_NONBLOCK)
-    _ = fcntl(errors, F_SETFL, O_NONBLOCK)
+    close(toChild.read)
+    close(fromChild.write)
+    close(errorsFromChild.write)
+    input = toChild.write
+    output = fromChild.read
+    errors = errorsFromChild.read
   }
 
   deinit {

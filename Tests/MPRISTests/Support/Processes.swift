@@ -1,4 +1,5 @@
 import Glibc
+import Platform
 import Testing
 
 /// What a finished command printed and how it ended.
@@ -17,7 +18,7 @@ struct CommandOutput: Sendable, CustomStringConvertible {
   var description: String { "exit \(status), stdout '\(stdout)', stderr '\(stderr)'" }
 }
 
-/// A child process started with posix_spawn, with stdin from /dev/null.
+/// A child process started with Platform's spawn, with stdin from /dev/null.
 struct ChildProcess: Sendable {
   let pid: pid_t
 
@@ -26,82 +27,44 @@ struct ChildProcess: Sendable {
   static func spawn(
     _ arguments: [String], environment: [String: String], stdout: Int32?, stderr: Int32?
   ) -> ChildProcess? {
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-    if let stdout {
-      posix_spawn_file_actions_adddup2(&actions, stdout, 1)
-    } else {
-      posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0)
-    }
-    if let stderr {
-      posix_spawn_file_actions_adddup2(&actions, stderr, 2)
-    } else {
-      posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0)
-    }
-    // The test process blocks signals on its threads, and a child inherits the mask: without
-    // this, dbus-daemon would ignore our SIGTERM.
-    var attributes = posix_spawnattr_t()
-    posix_spawnattr_init(&attributes)
-    defer { posix_spawnattr_destroy(&attributes) }
-    var empty = sigset_t()
-    sigemptyset(&empty)
-    posix_spawnattr_setsigmask(&attributes, &empty)
-    var all = sigset_t()
-    sigfillset(&all)
-    posix_spawnattr_setsigdefault(&attributes, &all)
-    posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-    let argv = arguments.map { strdup($0) } + [nil]
-    let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-    defer {
-      argv.forEach { free($0) }
-      envp.forEach { free($0) }
-    }
-    var pid: pid_t = 0
-    let rc = posix_spawnp(&pid, arguments[0], &actions, &attributes, argv, envp)
-    guard rc == 0 else {
-      Issue.record("cannot start '\(arguments[0])': \(String(cString: strerror(rc)))")
+    var descriptors: [Int32: ChildDescriptor] = [:]
+    if let stdout { descriptors[1] = .parent(stdout) }
+    if let stderr { descriptors[2] = .parent(stderr) }
+    do {
+      let pid = try Platform.spawn(
+        arguments[0], Array(arguments.dropFirst()), descriptors: descriptors,
+        environment: environment.map { "\($0.key)=\($0.value)" })
+      return ChildProcess(pid: pid)
+    } catch {
+      Issue.record("cannot start '\(arguments[0])': \(error.reason)")
       return nil
     }
-    return ChildProcess(pid: pid)
   }
 
   /// Sends SIGTERM, and SIGKILL if the child is still there a second later; reaps it.
   func terminate() {
     kill(pid, SIGTERM)
-    var status: Int32 = 0
-    for _ in 0..<100 {
-      if waitpid(pid, &status, WNOHANG) != 0 { return }
-      usleep(10_000)
-    }
-    kill(pid, SIGKILL)
-    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    _ = waitForChild(pid, killingAfter: .seconds(1))
   }
 
   /// Waits for the child to exit; its exit code (128 + signal if killed).
   func wait() -> Int32 {
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 {
-      if errno != EINTR { return -1 }
+    switch waitForChild(pid) {
+    case .exited(let status): status
+    case .signaled(let signal): 128 + signal
+    case nil: -1
     }
-    if status & 0x7f == 0 { return (status >> 8) & 0xff }
-    return 128 + (status & 0x7f)
   }
 }
 
-/// A pipe whose read end this process keeps.
+/// A pipe whose read end this process keeps (`makePipe`: close-on-exec from the start).
 struct Pipe {
   let readEnd: Int32
   let writeEnd: Int32
 
   init() {
-    var fds: [Int32] = [-1, -1]
-    precondition(pipe(&fds) == 0, "pipe failed")
-    _ = fcntl(fds[0], F_SETFD, FD_CLOEXEC)
-    _ = fcntl(fds[1], F_SETFD, FD_CLOEXEC)
-    readEnd = fds[0]
-    writeEnd = fds[1]
+    guard let ends = try? makePipe() else { preconditionFailure("pipe failed") }
+    (readEnd, writeEnd) = ends
   }
 }
 

@@ -165,11 +165,16 @@ final class FakePlayer: Sendable {
   let position = PositionBox()
 
   /// Creates the server on `bus` showing `state`; eligible (holding its name) unless told not.
-  init(bus: TestBus, state: MPRISState, eligible: Bool = true) async throws {
+  init(
+    bus: TestBus, state: MPRISState, eligible: Bool = true,
+    rates: ClosedRange<Double> = 1...1
+  ) async throws {
     let position = position
+    var configuration = MPRISConfiguration(busAddress: bus.address)
+    configuration.minimumRate = rates.lowerBound
+    configuration.maximumRate = rates.upperBound
     server = try MPRISServer(
-      configuration: MPRISConfiguration(busAddress: bus.address), state: state,
-      position: { position.current })
+      configuration: configuration, state: state, position: { position.current })
     let (server, log) = (server, log)
     Task {
       for await request in server.requests { log.append(request) }
