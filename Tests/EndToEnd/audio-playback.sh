@@ -139,6 +139,24 @@ f2=$(probe freq "$(python3 -c "print($t_start + $first + 2.0)")" "$(python3 -c "
 check "abs($f1 - 440) < 15 and abs($f2 - 660) < 15" || fail "format change: heard $f1 Hz then $f2 Hz"
 pass "format change 44.1 kHz stereo -> 48 kHz mono: heard $f1 Hz then $f2 Hz"
 
+# --- ALSA's `default` that is no card at all (a machine with no sound card whose sound server
+# was started by hand or unpacked, not installed: nothing sent `default` to it): played on the
+# sound server's default sink, as an installed server's configuration would send it. A card
+# named outright that is not there stays an error, said with the device's name.
+cp "$HOME/.asoundrc" "$E2E_DIR/asoundrc.kept"
+printf 'pcm.!default { type hw card 31 }\nctl.!default { type hw card 31 }\n' >"$HOME/.asoundrc"
+t_start=$(now)
+"$HARK_BIN" play --no-ui --device default "$media/good.wav" >"$E2E_DIR/nocard.log" 2>&1 \
+  || fail "ALSA's default with no card: exit $?: $(cat "$E2E_DIR/nocard.log")"
+first=$(probe first-sound "$t_start" "$(now)")
+[ "$first" != none ] || fail "ALSA's default with no card: nothing was heard on the sound server"
+if "$HARK_BIN" play --no-ui --device hw:31 "$media/good.wav" >"$E2E_DIR/hw31.log" 2>&1; then
+  fail "a card that is not there (hw:31) played: $(cat "$E2E_DIR/hw31.log")"
+fi
+grep -q "hw:31" "$E2E_DIR/hw31.log" || fail "hw:31's error does not name it: $(cat "$E2E_DIR/hw31.log")"
+mv "$E2E_DIR/asoundrc.kept" "$HOME/.asoundrc"
+pass "ALSA's default with no card played on the sound server (heard ${first}s in); hw:31 said: $(head -1 "$E2E_DIR/hw31.log")"
+
 # --- Next, and a seek, while playing: the new sound follows at once (no second of silence
 # while the device restarts), at the right pitch.
 sox -n -r 44100 -c 2 "$media/low.wav" synth 20 sine 440 vol 0.5

@@ -21,6 +21,14 @@ export XDG_RUNTIME_DIR="$E2E_DIR/run" HOME="$E2E_DIR/home" XDG_STATE_HOME="$E2E_
 mkdir -m 700 "$XDG_RUNTIME_DIR"
 mkdir -p "$HOME"
 unset XDG_CONFIG_HOME DBUS_SESSION_BUS_ADDRESS
+# ALSA's `default` as a PulseAudio desktop has it (the pulseaudio package's 99-pulse.conf): the
+# sound server's. The daemon here may be unpacked rather than installed, and then that file is
+# not there and `default` is a sound card this machine may not have. Scripts that need another
+# `default` (PipeWire's ALSA plugin, a plug of their own) write their own.
+cat >"$HOME/.asoundrc" <<'ASOUND'
+pcm.!default { type pulse }
+ctl.!default { type pulse }
+ASOUND
 # Debian's python3 (the one the test packages install): another first on PATH, a pyenv shim
 # say, costs 0.2 s a call where Debian's takes 0.02, and the checks and probes make hundreds.
 if [ -x /usr/bin/python3 ]; then

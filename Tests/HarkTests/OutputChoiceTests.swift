@@ -1,5 +1,6 @@
 import ALSAOutput
 import AudioCore
+import Glibc
 import Platform
 import PlayerEngine
 import Testing
@@ -42,5 +43,31 @@ import Testing
     #expect(AudioEngine.Configuration.playsThroughLibpulse("libpulse"))
     #expect(AudioEngine.Configuration.playsThroughLibpulse(""))
     #expect(!AudioEngine.Configuration.playsThroughLibpulse("alsa"))
+  }
+
+  /// ALSA's `default` that is no card at all (no card on the machine, a server unpacked rather
+  /// than installed) plays on the sound server; any other device, any other failure, or ALSA's
+  /// plugin asked for by name, stays the error it was.
+  @Test func onlyAMissingDefaultPlaysOnTheSoundServerInstead() {
+    typealias C = AudioEngine.Configuration
+    #expect(C.playsThroughSoundServerInstead("default", code: -ENOENT, nil))
+    #expect(!C.playsThroughSoundServerInstead("default", code: -EBUSY, nil))
+    #expect(!C.playsThroughSoundServerInstead("default", code: -EINVAL, nil))
+    #expect(!C.playsThroughSoundServerInstead("hw:0", code: -ENOENT, nil))
+    #expect(!C.playsThroughSoundServerInstead("sysdefault", code: -ENOENT, nil))
+    #expect(!C.playsThroughSoundServerInstead("default", code: -ENOENT, "alsa"))
+  }
+
+  /// The code that test stands on: a card that is not there (the last index ALSA allows) is
+  /// ENOENT to snd_pcm_open, as `default` is on a machine with no card.
+  @Test func aMissingCardIsNoSuchFile() {
+    do {
+      _ = try PlaybackDevice(name: "hw:31", format: PCMFormat(sampleRate: 48_000, channels: 2))
+      Issue.record("hw:31 opened")
+    } catch let error as ALSAError {
+      #expect(error.code == -ENOENT, "\(error)")
+    } catch {
+      Issue.record("not an ALSA error: \(error)")
+    }
   }
 }

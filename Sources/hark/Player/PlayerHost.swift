@@ -371,7 +371,35 @@ extension AudioEngine.Configuration {
         deviceName: name, sink: server.sink, format: format,
         latency: soundServerLatency(format, ringSamples: ringSamples))
     }
-    return try PlaybackDevice(name: name, format: format)
+    do {
+      return try PlaybackDevice(name: name, format: format)
+    } catch let error as ALSAError
+      where playsThroughSoundServerInstead(
+        name, code: error.code, environment("HARK_SOUND_SERVER_OUTPUT"))
+    {
+      // ALSA's `default` is a sound card this machine does not have (alsa-lib's own default,
+      // hw:0, on a machine with no card), while a sound server may run: a server unpacked or
+      // started by hand rather than installed leaves ALSA's configuration as it was, where an
+      // installed PulseAudio or pipewire-alsa sends `default` to itself. Played where that
+      // configuration would send it, the server's default sink; the card's error stands when
+      // no server answers either.
+      guard
+        let stream = try? PulseStream(
+          deviceName: name, format: format,
+          latency: soundServerLatency(format, ringSamples: ringSamples))
+      else { throw error }
+      return stream
+    }
+  }
+
+  /// Whether an ALSA device that would not open (with `code`, a negative errno) is played on
+  /// the sound server instead: only `default`, only when it is not there at all (ENOENT: no
+  /// such card; a card that is busy or refuses stays an error), and only where the sound
+  /// server is played through libpulse (`setting`, as for `playsThroughLibpulse`).
+  static func playsThroughSoundServerInstead(_ name: String, code: Int32, _ setting: String?)
+    -> Bool
+  {
+    name == "default" && code == -ENOENT && playsThroughLibpulse(setting)
   }
 
   /// Whether the sound server is played through libpulse, given `$HARK_SOUND_SERVER_OUTPUT`
