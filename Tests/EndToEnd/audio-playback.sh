@@ -150,12 +150,21 @@ t_start=$(now)
   || fail "ALSA's default with no card: exit $?: $(cat "$E2E_DIR/nocard.log")"
 first=$(probe first-sound "$t_start" "$(now)")
 [ "$first" != none ] || fail "ALSA's default with no card: nothing was heard on the sound server"
+# Its volume is the server's (ALSA's pulse control), as an installed server's would be.
+start nocard hark play --no-ui --device default "$media/sweep.wav"
+expect_log nocard "playing 'sweep'"
+"$HARK_BIN" ctl volume -20 >/dev/null || fail "ALSA's default with no card: no volume control"
+wait_until 2 "the sink at 80 %" 'pactl get-sink-volume out | grep -q " 80% "'
+"$HARK_BIN" ctl volume +20 >/dev/null
+"$HARK_BIN" ctl stop >/dev/null
+kill "$PID_nocard" 2>/dev/null
+wait "$PID_nocard" 2>/dev/null || true
 if "$HARK_BIN" play --no-ui --device hw:31 "$media/good.wav" >"$E2E_DIR/hw31.log" 2>&1; then
   fail "a card that is not there (hw:31) played: $(cat "$E2E_DIR/hw31.log")"
 fi
 grep -q "hw:31" "$E2E_DIR/hw31.log" || fail "hw:31's error does not name it: $(cat "$E2E_DIR/hw31.log")"
 mv "$E2E_DIR/asoundrc.kept" "$HOME/.asoundrc"
-pass "ALSA's default with no card played on the sound server (heard ${first}s in); hw:31 said: $(head -1 "$E2E_DIR/hw31.log")"
+pass "ALSA's default with no card played on the sound server (heard ${first}s in), its volume the server's; hw:31 said: $(head -1 "$E2E_DIR/hw31.log")"
 
 # --- Next, and a seek, while playing: the new sound follows at once (no second of silence
 # while the device restarts), at the right pitch.

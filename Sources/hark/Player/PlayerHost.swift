@@ -65,7 +65,9 @@ enum PlayerHost {
       engine: .alsa(
         device: o.device, duckDecibels: o.duckDecibels,
         replayGain: o.settings.replayGainSettings),
-      makeVolume: { Mixer(forDevice: $0) })
+      // ALSA's `default` that is no card plays on the sound server (`openOutput`): its volume
+      // is the server's, through ALSA's pulse control, as an installed server's would be.
+      makeVolume: { Mixer(forDevice: $0) ?? ($0 == "default" ? Mixer(forDevice: "pulse") : nil) })
     configuration.resumeOnReconnect = o.settings.resumeOnReconnect
     configuration.spokenFolders = o.settings.spokenFolders
     configuration.longRecording = o.settings.longRecordingMinutes * 60
