@@ -129,8 +129,9 @@ ensure_runtime_dir() {
 
 # A machine with no sound card and no sound server (a container, a VM, a CI runner) has nothing
 # to play to. Give it what hark's tests use: a private PulseAudio with a silent null sink named
-# "out" (ALSA's default device goes to it), so the player plays in real time and the manners
-# can be watched (`pactl list sink-inputs`, or recorded with `parec -d out.monitor`). Needs
+# "out" (hark plays ALSA's default there: with no card it is the sound server's default sink),
+# so the player plays in real time and the manners can be watched (`pactl list sink-inputs`,
+# or recorded with `parec -d out.monitor`). Needs
 # $XDG_RUNTIME_DIR (ensure_runtime_dir first). Leaves a machine with a card or a server alone.
 ensure_sound_output() {
   if aplay -l 2>/dev/null | grep -q '^card' || [ -n "${PULSE_SERVER:-}" ] \
