@@ -601,6 +601,29 @@ began_at() { cut -d' ' -f2 "$E2E_DIR/$1.began"; }
 ended_at() { cut -d' ' -f2 "$E2E_DIR/$1.done"; }
 mpris_status() { playerctl status 2>/dev/null || echo none; }
 
+# role_graph: what WirePlumber's role policy made of the graph, for a failure's log (printed with
+# the test's other logs): the links, each role loopback's volume (its duck is the Props volume
+# of the loopback's stream half), the streams as the pulse service reports them, and the
+# session server's view of hark's stream.
+role_graph() {
+  {
+    echo "--- pw-link -l"
+    pw-link -l 2>&1 || true
+    echo "--- role loopbacks and their volume"
+    pw-dump 2>/dev/null | python3 -c '
+import json, sys
+for o in json.load(sys.stdin):
+    info = o.get("info") or {}
+    name = (info.get("props") or {}).get("node.name", "")
+    if "loopback" in name and "role" in name:
+        props = (info.get("params") or {}).get("Props") or []
+        print(o["id"], name, "volume", [p.get("volume") for p in props if isinstance(p, dict)])
+' || true
+    echo "--- pactl list sink-inputs"
+    pactl list sink-inputs 2>&1 | grep -E "^Sink Input|Sink:|Corked|media.role|node.name|application.process.id" || true
+  } >"$E2E_DIR/role-graph.log" 2>&1
+}
+
 run_role_scenarios() {
   local t0 t1 before during after paused_ms resumed_ms position
   start_player
@@ -630,7 +653,7 @@ run_role_scenarios() {
   during=$(tone_on_out "$(python3 -c "print($(ended_at Navigation) - 1.1)")" "$(python3 -c "print($(ended_at Navigation) - 0.3)")")
   [ "$(playback state)" = playing ] || fail "roles on $STACK/$DEVICE: a Navigation prompt made hark $(playback state)"
   check "abs(($during) - ($before) + 10.46) < 2" \
-    || fail "roles on $STACK/$DEVICE: another program's Navigation prompt: hark at ${before} dBFS before, ${during} during (WirePlumber ducks by 10.5 dB)"
+    || { role_graph; fail "roles on $STACK/$DEVICE: another program's Navigation prompt: hark at ${before} dBFS before, ${during} during (WirePlumber ducks by 10.5 dB)"; }
   pass "$STACK/$DEVICE/$POLICY: G9: another program's Navigation prompt ducked hark by $(python3 -c "print(round($before - ($during), 1))") dB (WirePlumber's duck alone)"
   echo "$STACK $DEVICE $POLICY other_nav_duck_db=$(python3 -c "print(round($before - ($during), 1))")" >>"$E2E_DIR/figures.txt"
 
@@ -653,7 +676,7 @@ run_role_scenarios() {
   during=$(tone_on_out "$(python3 -c "print($t1 - 1.1)")" "$(python3 -c "print($t1 - 0.3)")")
   after=$(tone_on_out "$(python3 -c "print($t1 + 0.6)")" "$(python3 -c "print($t1 + 1.2)")")
   check "abs(($during) - ($before) + 10.46) < 2" \
-    || fail "roles on $STACK/$DEVICE: hark simulate nav: hark at ${before} dBFS before, ${during} during (ducked twice? WirePlumber's duck is 10.5 dB)"
+    || { role_graph; fail "roles on $STACK/$DEVICE: hark simulate nav: hark at ${before} dBFS before, ${during} during (ducked twice? WirePlumber's duck is 10.5 dB)"; }
   check "abs(($after) - ($before)) < 1.5" || fail "roles on $STACK/$DEVICE: hark at ${after} dBFS after its own prompt, ${before} before"
   pass "$STACK/$DEVICE/$POLICY: G9: hark's own prompt ducked it by $(python3 -c "print(round($before - ($during), 1))") dB, once, and it came back to ${after} dBFS"
   echo "$STACK $DEVICE $POLICY own_nav_duck_db=$(python3 -c "print(round($before - ($during), 1))")" >>"$E2E_DIR/figures.txt"
