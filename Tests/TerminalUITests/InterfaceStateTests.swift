@@ -161,6 +161,29 @@ import MediaFiles
       ])
   }
 
+  /// `hark FOLDER`: the library opens on the folder with its first file under the cursor, so
+  /// that Enter plays what the user named rather than going to the folder above; going up
+  /// afterwards still selects the folder come from, and a later folder starts at its top.
+  @Test func theFolderNamedOpensOnItsFirstFile() throws {
+    var s = InterfaceState(
+      folder: Self.folder, layout: Layout(rows: 24, columns: 80), bindings: .defaults)
+    s.selectWhenListed = "/music/Album/01 Morning.flac"
+    s.showFolder(Self.folder, .success(Self.rows), now: 0)
+    #expect(s.libraryPosition.selected == 2)
+    #expect(
+      try press(&s, "enter") == [.replaceQueue(Self.rows[2...].map(\.path), start: 0)])
+    s.showFolder("/music/Album/Live", .success([Self.rows[0]]), now: 0)
+    #expect(s.libraryPosition.selected == 0)
+    s.showFolder(Self.folder, .success(Self.rows), now: 0)
+    #expect(s.libraryPosition.selected == 1, "going up selects the folder come from")
+    // Named but not in the folder listed (a file elsewhere): the top, as before.
+    var t = InterfaceState(
+      folder: Self.folder, layout: Layout(rows: 24, columns: 80), bindings: .defaults)
+    t.selectWhenListed = "/elsewhere/x.flac"
+    t.showFolder(Self.folder, .success(Self.rows), now: 0)
+    #expect(t.libraryPosition.selected == 0)
+  }
+
   /// Editing the queue from the keyboard: play next, move, clear, shuffle once, undo; each is a
   /// player action, so the player keeps what can be undone.
   @Test func theQueueIsEditedFromTheKeyboard() throws {

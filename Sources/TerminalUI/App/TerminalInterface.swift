@@ -193,6 +193,7 @@ private final class InterfaceLoop {
       bindings: configuration.bindings)
     state.view = configuration.startView
     state.showWhenQueued = configuration.showWhenQueued
+    state.selectWhenListed = configuration.showWhenQueued?.path
     state.homeFolder = environment("HOME")
     state.showsCover = configuration.readCover != nil
     state.lyricsBeside = configuration.lyricsBeside

@@ -326,9 +326,16 @@ public struct InterfaceState: Sendable {
       entries = rows
       folderProblem = nil
       libraryFilter = ""
-      // Going up selects the folder we came from.
+      // Going up selects the folder we came from; the folder `hark PATH` opened on, the first
+      // file named (so that Enter plays what the user asked for, not the folder above).
       libraryPosition = ListPosition()
-      if let i = rows.firstIndex(where: { $0.path == previous }) { libraryPosition.selected = i }
+      if let i = rows.firstIndex(where: { $0.path == previous }) {
+        libraryPosition.selected = i
+      } else if let wanted = selectWhenListed, let i = rows.firstIndex(where: { $0.path == wanted })
+      {
+        libraryPosition.selected = i
+      }
+      selectWhenListed = nil
     case .failure(let error):
       if entries.isEmpty {
         folder = path
@@ -338,6 +345,10 @@ public struct InterfaceState: Sendable {
     }
     clampPositions()
   }
+
+  /// The file the library's cursor starts on when its first folder is listed: the first of
+  /// the files `hark PATH` named, when that folder holds it.
+  public var selectWhenListed: String?
 
   /// Files handed to the player as the interface started (`hark PATH`): the first of them, the
   /// last queue entry before they came, and whether to show the queue (a player that ran
