@@ -156,6 +156,21 @@ public struct PulseModel: Sendable {
 
   public init() {}
 
+  /// Whether a headset's switch back from its call profile waits for nothing but the sound
+  /// server to say that the headset's music sink is the default: it is back, and every stream
+  /// that played there is back on it, gone, or unlinked (it plays where the default is when it
+  /// plays again). Its owner asks the server for the default until it is said
+  /// (`PulseWatcher.askForTheDefault`): PipeWire's pulse service at times reports no change of
+  /// the default at all (Debian's 0.3.65 in a clean-clone run: the test's `pactl
+  /// get-default-sink` named the headset's music sink, and no change of the server came in the
+  /// 6 s after; hark, paused for the call, never played again).
+  public var awaitsDefault: Bool {
+    switching.values.contains { s in
+      guard let index = s.sink, let sink = sinks[index], !sink.callProfile else { return false }
+      return sink.name != defaultSink && s.streams.allSatisfy { isBack(streams[$0], on: index) }
+    }
+  }
+
   /// What an observation means.
   public mutating func apply(_ o: PulseObservation) -> [SoundServerEvent] {
     var out = observe(o)

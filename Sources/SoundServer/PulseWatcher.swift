@@ -32,6 +32,10 @@ public final class PulseWatcher: @unchecked Sendable {
   /// devices and calls again as soon as it is.
   static let firstRetryDelay: UInt64 = 250_000  // µs
   static let longestRetryDelay: UInt64 = 2_000_000  // µs
+  /// The next question of the server's default while its owner waits for it
+  /// (`askForTheDefault`), and how far apart they are (mainloop thread).
+  private var defaultQuestion: OpaquePointer?
+  private var defaultInterval: UInt64 = 0
   /// Whether `.connected` was reported since the context became ready (mainloop thread).
   private var announced = false
   /// Whether the context is ready: a failure then is a loss to report (mainloop thread).
@@ -65,9 +69,11 @@ public final class PulseWatcher: @unchecked Sendable {
     guard !shutDown.exchange(true, ordering: .acquiringAndReleasing) else { return }
     pa_threaded_mainloop_lock(mainloop)
     closed = true
-    if let r = retry, let api = pa_threaded_mainloop_get_api(mainloop) {
-      api.pointee.time_free(r)
+    if let api = pa_threaded_mainloop_get_api(mainloop) {
+      if let r = retry { api.pointee.time_free(r) }
+      if let q = defaultQuestion { api.pointee.time_free(q) }
       retry = nil
+      defaultQuestion = nil
     }
     if let c = context {
       pa_context_set_state_callback(c, nil, nil)
@@ -79,6 +85,41 @@ public final class PulseWatcher: @unchecked Sendable {
     pa_threaded_mainloop_unlock(mainloop)
     pa_threaded_mainloop_stop(mainloop)
     pa_threaded_mainloop_free(mainloop)
+  }
+
+  /// Asks the server for its default sink every `interval` µs from now on, reported as at a
+  /// change (`.defaultSink`), until called with nil: for the owner that waits for a default the
+  /// server may never say has changed (`PulseModel.awaitsDefault`). Any thread, the report
+  /// callback's included.
+  public func askForTheDefault(every interval: UInt64?) {
+    guard !shutDown.load(ordering: .acquiring) else { return }
+    let inThread = pa_threaded_mainloop_in_thread(mainloop) != 0
+    if !inThread { pa_threaded_mainloop_lock(mainloop) }
+    defer { if !inThread { pa_threaded_mainloop_unlock(mainloop) } }
+    guard !closed, let api = pa_threaded_mainloop_get_api(mainloop) else { return }
+    if let interval {
+      defaultInterval = interval
+      if defaultQuestion == nil { scheduleDefaultQuestion(api) }
+    } else if let q = defaultQuestion {
+      api.pointee.time_free(q)
+      defaultQuestion = nil
+    }
+  }
+
+  /// Mainloop thread, or with its lock held.
+  private func scheduleDefaultQuestion(_ api: UnsafeMutablePointer<pa_mainloop_api>) {
+    var when = timeval()
+    pa_gettimeofday(&when)
+    pa_timeval_add(&when, defaultInterval)
+    defaultQuestion = api.pointee.time_new(
+      api, &when,
+      { api, event, _, userdata in
+        api?.pointee.time_free(event)
+        guard let me = PulseWatcher.from(userdata), let api else { return }
+        me.defaultQuestion = nil
+        if let c = me.context, me.isConnected { me.askServer(c) }
+        me.scheduleDefaultQuestion(api)
+      }, me)
   }
 
   /// Ends a playback stream at once, in the sound server (pa_context_kill_sink_input): a

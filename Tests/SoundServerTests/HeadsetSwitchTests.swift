@@ -108,6 +108,37 @@ import Testing
         .headsetBack(card: Self.card, output: Self.headset)))
   }
 
+  /// After the call, the music sink back and hark's paused stream unlinked, nothing is left to
+  /// wait for but the default: that is when the owner asks the server for it (PipeWire's pulse
+  /// service at times never says it changed), and only then; said, the switch is done.
+  @Test func theDefaultIsAskedForOnlyWhileTheSwitchWaitsForItAlone() {
+    var m = duringACall()
+    let pid = ["application.process.id": "\(Self.hark)"]
+    #expect(!m.awaitsDefault, "no switch yet")
+    _ = m.apply(.sinkRemoved(3))
+    _ = m.apply(Self.callSink)
+    _ = m.apply(.defaultSink("bluez_output.AA.headset-head-unit"))
+    #expect(!m.awaitsDefault, "during the call: its music sink is not back")
+    _ = m.apply(.sinkInputRemoved(20))
+    _ = m.apply(.sinkRemoved(5))
+    _ = m.apply(.defaultSink("out"))
+    #expect(!m.awaitsDefault, "the call is over; the music sink is not back yet")
+    // hark's paused stream, left on the sink that went: unlinked.
+    _ = m.apply(.sinkInput(index: 7, sink: 3, client: nil, properties: pid))
+    #expect(!m.apply(Self.a2dpAgain).contains(.headsetBack(card: Self.card, output: Self.headset)))
+    #expect(m.awaitsDefault, "back, with nothing but the default to wait for")
+    // The sound server moved the stream to the speakers meanwhile: that is waited for first.
+    _ = m.apply(.sinkInput(index: 7, sink: 0, client: nil, properties: pid))
+    #expect(!m.awaitsDefault, "the stream is to come back first")
+    _ = m.apply(.sinkInput(index: 7, sink: 3, client: nil, properties: pid))
+    #expect(m.awaitsDefault)
+    // The answer to the question: the switch is done, and nothing is asked any more.
+    #expect(
+      m.apply(.defaultSink("bluez_output.AA.1")).contains(
+        .headsetBack(card: Self.card, output: Self.headset)))
+    #expect(!m.awaitsDefault)
+  }
+
   /// G5: the headset turned off during the call (its call sink goes while the call lasts).
   @Test func G5_theCallSinkGoingDuringTheCallIsTheHeadsetGoing() {
     var m = duringACall()

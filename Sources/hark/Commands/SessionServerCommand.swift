@@ -128,6 +128,7 @@ private func isAlive(_ pid: Int32) -> Bool {
 /// Feeds the sound server's sinks and streams to the session server as external events.
 private func watchSoundServer(posting external: ExternalEvents) -> PulseWatcher? {
   let model = PulseModelBox()
+  let asker = WatcherBox()
   let logger = Logger(label: "hark.session-server")
   let watcher = PulseWatcher(clientName: "hark session server") { observation in
     logger.trace("sound server: \(observation)")
@@ -176,7 +177,11 @@ private func watchSoundServer(posting external: ExternalEvents) -> PulseWatcher?
       }
     }
     external.post(batch)
+    // A headset back from its call profile, waiting only for the default to be said: asked
+    // twice a second until it is, or until the switch ends otherwise.
+    asker.watcher?.askForTheDefault(every: model.awaitsDefault ? 500_000 : nil)
   }
+  asker.watcher = watcher
   if let watcher {
     external.setSilencer { [weak watcher] stream in watcher?.kill(sinkInput: stream) }
   }
@@ -187,6 +192,18 @@ private func watchSoundServer(posting external: ExternalEvents) -> PulseWatcher?
 private final class PulseModelBox: Sendable {
   private let model = Locked(PulseModel())
   func apply(_ o: PulseObservation) -> [SoundServerEvent] { model.withLock { $0.apply(o) } }
+  var awaitsDefault: Bool { model.withLock { $0.awaitsDefault } }
+}
+
+/// The watcher, for its own report callback (made before the watcher is); weak, as the
+/// callback belongs to the watcher.
+private final class WatcherBox: Sendable {
+  private struct Weak { weak var watcher: PulseWatcher? }
+  private let held = Locked(Weak())
+  var watcher: PulseWatcher? {
+    get { held.withLock { $0.watcher } }
+    set { held.withLock { $0.watcher = newValue } }
+  }
 }
 
 /// Feeds the ALSA jacks (and USB cards coming and going) to the session server: what is plugged

@@ -514,8 +514,10 @@ run_headset_call_scenarios() {
   wait_for 5 "the headset's A2DP sink again" sink_exists $A2DP_SINK
   start_recorder $A2DP_SINK "$E2E_DIR/rec-a2dp2-$DEVICE.raw"
   make_default $A2DP_SINK
-  wait_until 5 "hark playing again after the call, on the headset" \
-    '[ "$(playback state)" = playing ] && [ "$(route_of_hark)" = "Bluetooth headset" ]'
+  if ! (wait_until 5 "hark playing again after the call, on the headset" \
+    '[ "$(playback state)" = playing ] && [ "$(route_of_hark)" = "Bluetooth headset" ]'); then
+    fail "headset call on $STACK/$DEVICE: hark is $(playback state) ($(playback pausedBy)) 5 s after the headset's A2DP sink came back; the sound server's default is '$(pactl get-default-sink)', hark's stream on sink $(pactl list short sink-inputs | awk '{print $2}' | tr '\n' ' ')"
+  fi
   wait_until 4 "hark heard on the headset after the call" \
     'check "$(python3 "$PROBE" level "$E2E_DIR/rec-a2dp2-$DEVICE.raw" "$(ago 0.2)" "$(now)") > -40"'
   leaked_since_until "$t0" "$(now)" >"$E2E_DIR/leak"
