@@ -396,10 +396,13 @@ public struct PulseModel: Sendable {
 
   // MARK: The role policy
 
-  /// The role target a stream is in: the role loopback it is on, else the one its role leads
-  /// to (a stream the policy holds back is on no sink at all while it does).
+  /// The role target a stream is in: the role loopback it is on; none for one on a real sink
+  /// (linked past the policy, to a target of its own: WirePlumber ducks and corks the role
+  /// loopbacks' links only, so nothing is done to it and its owner ducks it itself); else, on
+  /// no sink at all, the one its role leads to (a stream the policy holds back is unlinked
+  /// while it does, and one just made is not linked yet).
   private func roleTarget(of s: Stream) -> RoleTarget? {
-    if let target = sinks[s.sink]?.role { return target }
+    if let sink = sinks[s.sink] { return sink.role }
     guard let role = s.role else { return nil }
     return sinks.sorted { $0.key < $1.key }.lazy.compactMap(\.value.role).first {
       $0.roles.contains(role)

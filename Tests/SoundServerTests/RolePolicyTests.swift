@@ -191,6 +191,28 @@ import Testing
       ])
   }
 
+  /// A stream linked past the role policy (on a real sink, as one with a target of its own
+  /// is: `hark --device pulse:NAME`) is not ducked by WirePlumber, whose duck is the role
+  /// loopback's volume: hark is not told it is, and ducks itself. Unlinked again (held back),
+  /// its role leads to its loopback as before.
+  @Test func G9_aStreamOnARealSinkIsNotDuckedByTheRolePolicy() {
+    var m = desktop()
+    _ = m.apply(
+      .sinkInput(
+        index: 7, sink: 1, client: nil,
+        properties: ["application.process.id": "\(Self.hark)", "media.role": "music"]))
+    #expect(
+      m.apply(otherStream(20, role: "Navigation", sink: 11)) == [
+        .streamOutput(pid: Self.other, stream: 20, output: Self.headset)
+      ])
+    #expect(
+      m.apply(
+        .sinkInput(
+          index: 7, sink: UInt32.max, client: nil,
+          properties: ["application.process.id": "\(Self.hark)", "media.role": "music"]))
+        == [.streamDucked(pid: Self.hark, stream: 7, ducked: true)])
+  }
+
   /// WirePlumber matches roles exactly: a program's `alert` in lower case reaches no role
   /// loopback (it plays on the default sink, beside everything) and holds nothing back. The
   /// pulse service's own names are PipeWire's in other words (`music` is Music).
