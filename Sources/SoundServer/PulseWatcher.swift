@@ -36,6 +36,10 @@ public final class PulseWatcher: @unchecked Sendable {
   /// (`askForTheDefault`), and how far apart they are (mainloop thread).
   private var defaultQuestion: OpaquePointer?
   private var defaultInterval: UInt64 = 0
+  /// A connection of its own made to ask the default once (`askTheDefaultAfresh`), and the
+  /// pending end of the last one (mainloop thread).
+  private var probe: OpaquePointer?
+  private var probeEnd: OpaquePointer?
   /// Whether `.connected` was reported since the context became ready (mainloop thread).
   private var announced = false
   /// Whether the context is ready: a failure then is a loss to report (mainloop thread).
@@ -72,9 +76,12 @@ public final class PulseWatcher: @unchecked Sendable {
     if let api = pa_threaded_mainloop_get_api(mainloop) {
       if let r = retry { api.pointee.time_free(r) }
       if let q = defaultQuestion { api.pointee.time_free(q) }
+      if let e = probeEnd { api.pointee.time_free(e) }
       retry = nil
       defaultQuestion = nil
+      probeEnd = nil
     }
+    endProbe()
     if let c = context {
       pa_context_set_state_callback(c, nil, nil)
       pa_context_set_subscribe_callback(c, nil, nil)
@@ -87,10 +94,10 @@ public final class PulseWatcher: @unchecked Sendable {
     pa_threaded_mainloop_free(mainloop)
   }
 
-  /// Asks the server for its default sink every `interval` µs from now on, reported as at a
-  /// change (`.defaultSink`), until called with nil: for the owner that waits for a default the
-  /// server may never say has changed (`PulseModel.awaitsDefault`). Any thread, the report
-  /// callback's included.
+  /// Asks the server for its default sink every `interval` µs from now on, each time on a
+  /// connection of its own (`askTheDefaultAfresh`), reported as at a change (`.defaultSink`),
+  /// until called with nil: for the owner that waits for a default the server may never say
+  /// has changed (`PulseModel.awaitsDefault`). Any thread, the report callback's included.
   public func askForTheDefault(every interval: UInt64?) {
     guard !shutDown.load(ordering: .acquiring) else { return }
     let inThread = pa_threaded_mainloop_in_thread(mainloop) != 0
@@ -117,8 +124,81 @@ public final class PulseWatcher: @unchecked Sendable {
         api?.pointee.time_free(event)
         guard let me = PulseWatcher.from(userdata), let api else { return }
         me.defaultQuestion = nil
-        if let c = me.context, me.isConnected { me.askServer(c) }
+        if me.isConnected { me.askTheDefaultAfresh() }
         me.scheduleDefaultQuestion(api)
+      }, me)
+  }
+
+  /// Asks the server's default on a connection made for the question and let go of after it,
+  /// as `pactl get-default-sink` does, reported as `.defaultSink` (mainloop thread). PipeWire's
+  /// pulse service keeps each client's idea of the default apart, and one long-lived client's
+  /// can stay stale: Debian's 0.3.65 answered the session server's own connection with the
+  /// speakers, change after change and question after question, after a headset's call ended,
+  /// while a new client was told the headset's music sink (a clean-clone run: hark, paused for
+  /// the call, never played again). A question already under way is dropped: only the newest
+  /// answer is the server's default now.
+  private func askTheDefaultAfresh() {
+    guard !closed else { return }
+    endProbe()
+    let api = pa_threaded_mainloop_get_api(mainloop)
+    let props = pa_proplist_new()
+    pa_proplist_sets(props, PA_PROP_APPLICATION_NAME, clientName)
+    pa_proplist_sets(props, PA_PROP_APPLICATION_ID, "hark")
+    probe = pa_context_new_with_proplist(api, clientName, props)
+    pa_proplist_free(props)
+    guard let p = probe else { return }
+    pa_context_set_state_callback(
+      p, { c, userdata in PulseWatcher.from(userdata)?.probeStateChanged(c) }, me)
+    let flags = pa_context_flags_t(rawValue: PA_CONTEXT_NOAUTOSPAWN.rawValue)
+    if pa_context_connect(p, server, flags, nil) < 0, probe == p { endProbe() }
+  }
+
+  private func probeStateChanged(_ c: OpaquePointer?) {
+    guard let c, c == probe else { return }
+    switch pa_context_get_state(c) {
+    case PA_CONTEXT_READY:
+      unref(
+        pa_context_get_server_info(
+          c,
+          { c, info, userdata in
+            guard let me = PulseWatcher.from(userdata), c == me.probe else { return }
+            if let sink = info?.pointee.default_sink_name {
+              me.report(.defaultSink(String(cString: sink)))
+            }
+            // Let go of it outside its own callback.
+            me.endProbeSoon()
+          }, me))
+    case PA_CONTEXT_FAILED, PA_CONTEXT_TERMINATED:
+      endProbeSoon()
+    default:
+      break
+    }
+  }
+
+  /// Mainloop thread, or with its lock held.
+  private func endProbe() {
+    if let e = probeEnd, let api = pa_threaded_mainloop_get_api(mainloop) {
+      api.pointee.time_free(e)
+      probeEnd = nil
+    }
+    guard let p = probe else { return }
+    probe = nil
+    pa_context_set_state_callback(p, nil, nil)
+    pa_context_disconnect(p)
+    pa_context_unref(p)
+  }
+
+  private func endProbeSoon() {
+    guard probeEnd == nil, let api = pa_threaded_mainloop_get_api(mainloop) else { return }
+    var now = timeval()
+    pa_gettimeofday(&now)
+    probeEnd = api.pointee.time_new(
+      api, &now,
+      { api, event, _, userdata in
+        api?.pointee.time_free(event)
+        guard let me = PulseWatcher.from(userdata) else { return }
+        me.probeEnd = nil
+        me.endProbe()
       }, me)
   }
 
