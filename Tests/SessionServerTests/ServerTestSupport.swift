@@ -19,11 +19,12 @@ final class TestServer: Sendable {
   private let maximumClients: Int?
   /// The desktop's other players, for the sleep timer.
   private let desktop: (any DesktopPlayerControl)?
+  private let silencesJustPaused: Duration?
 
   init(
     idleExit: Duration? = nil, maximumPendingOutputBytes: Int = 1 << 20,
     external: ExternalEvents? = nil, maximumClients: Int? = nil,
-    desktop: (any DesktopPlayerControl)? = nil
+    desktop: (any DesktopPlayerControl)? = nil, silencesJustPaused: Duration? = nil
   ) {
     var template = Array("/tmp/hark-server-test-XXXXXX".utf8CString)
     let made = template.withUnsafeMutableBufferPointer {
@@ -38,6 +39,7 @@ final class TestServer: Sendable {
     self.external = external
     self.maximumClients = maximumClients
     self.desktop = desktop
+    self.silencesJustPaused = silencesJustPaused
   }
 
   /// Starts a server and waits until it answers.
@@ -47,6 +49,7 @@ final class TestServer: Sendable {
     configuration.external = external
     if let maximumClients { configuration.maximumClients = maximumClients }
     configuration.desktop = desktop
+    if let silencesJustPaused { configuration.silencesJustPaused = silencesJustPaused }
     var logger = Logger(label: "test-server")
     logger.logLevel = .warning
     let server = UncheckedBox(SessionServer(configuration: configuration, logger: logger))

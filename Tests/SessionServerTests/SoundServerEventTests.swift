@@ -98,6 +98,44 @@ import Testing
     try await server.stop()
   }
 
+  /// G5: an app that paused just before its output went (WirePlumber's own MPRIS Pause for a
+  /// sink that goes reaches it first, by up to 78 ms beside a busy core) is still heard, its
+  /// ramp and what the sound server keeps: its moved stream is ended too. One that paused long
+  /// before is silent; its stream is left to it.
+  @Test(.timeLimit(.minutes(2)), arguments: [false, true])
+  func G5_aStreamPausedJustBeforeItsOutputWentIsEndedToo(longBefore: Bool) async throws {
+    let external = ExternalEvents()
+    let silenced = Silenced()
+    external.setSilencer { silenced.add($0) }
+    // The window: long for the pause just before (nothing this test does may outlast it), short
+    // for the one long before.
+    let window: Duration = longBefore ? .milliseconds(50) : .seconds(30)
+    let server = TestServer(external: external, silencesJustPaused: window)
+    defer { server.cleanUp() }
+    try await server.start()
+    let app = try await server.client("hark")
+    try await app.setCategory(.playback)
+    try await app.setActive(true)
+    let me = getpid()
+    external.post(.sinkRoute(.attach(Self.headset)))
+    external.post(.streamOutput(pid: me, stream: 7, output: Self.headset))
+    _ = try await status(of: app) { route(of: "hark", in: $0) == Self.headset }
+
+    try await app.setActive(false)
+    // Past the window, by the server's clock as by this one (the pause was taken before
+    // setActive answered).
+    if longBefore { try await Task.sleep(for: .milliseconds(80)) }
+    external.post(.sinkRoute(.detach(Self.headset)))
+    external.post(.outputLost(pid: me, stream: 7, lost: Self.headset))
+    // Events are handled in order: once this one shows, the ones before it have been.
+    let sentinel = Route(name: "Sentinel HDMI", kind: .hdmi)
+    external.post(.sinkRoute(.add(sentinel)))
+    _ = try await status(of: app) { $0.routes.contains(sentinel) }
+    #expect(silenced.all == (longBefore ? [] : [7]))
+    app.close()
+    try await server.stop()
+  }
+
   /// The route of a playing session is the sink its stream is on: a headset that comes and goes
   /// while hark's stream stays on the speakers is not hark's route, and its going does not pause
   /// hark.

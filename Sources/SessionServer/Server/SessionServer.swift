@@ -49,6 +49,15 @@ public final class SessionServer {
     /// The desktop's other media players, for the sleep timer (`MPRISDesktop`); nil: none (the
     /// timer then pauses hark's sessions only).
     public var desktop: (any DesktopPlayerControl)?
+    /// How soon after an app's pause the loss of its output still ends its stream (G5): a
+    /// pause is heard to its end only after its ramp and what the sound server keeps (on
+    /// PipeWire's pulse service up to a graph quantum more), and WirePlumber's own MPRIS Pause
+    /// for a sink that goes reaches the player before the sink's removal is reported, by 6–78
+    /// ms beside a busy core (where 50–60 ms of hark reached the speakers, 2 headset losses in
+    /// 10). Shorter than the player's own window for such a pause (PlayerCore's
+    /// `pauseBeforeLossWindow`, 150 ms): the player then takes the pause for the output's, and
+    /// opens its device afresh on play.
+    public var silencesJustPaused: Duration = .milliseconds(100)
 
     public init(paths: SessionPaths, idleExit: Duration?) {
       self.paths = paths
@@ -93,6 +102,9 @@ public final class SessionServer {
   private var pending: [CommandID: PendingCommand] = [:]
   /// When each session last published, to move a playing position on to now.
   private var publishedAt: [SessionID: UInt64] = [:]
+  /// When each session last stopped being active (monotonic ns), for a loss of its output that
+  /// comes just after (`silencesJustPaused`).
+  private var deactivatedAt: [SessionID: UInt64] = [:]
   private var nextSession: UInt64 = 1
   /// The sessions standing in for calls in other programs, by the sound server's stream index.
   private var phoneStreams = PhoneStreamSessions()
@@ -409,6 +421,7 @@ public final class SessionServer {
     if c.registered {
       sessionsToFD[c.session] = nil
       publishedAt[c.session] = nil
+      deactivatedAt[c.session] = nil
       configuration.external?.sessionWent(pid: c.pid)
       logger.info("\(c.name) (pid \(c.pid)) left")
       let outcome = policy.apply(.disconnect(c.session))
@@ -495,6 +508,9 @@ public final class SessionServer {
       register(fd)
       let event: PolicyEvent =
         active ? .activate(client.session) : .deactivate(client.session, options)
+      if !active, policy.sessions[client.session]?.isActive == true {
+        deactivatedAt[client.session] = monotonicNanoseconds()
+      }
       logger.info(
         "\(client.name) (pid \(client.pid)): \(active ? "activate" : "deactivate")\(options.contains(.notifyOthersOnDeactivation) ? " notifying others" : "")"
       )
@@ -937,7 +953,12 @@ public final class SessionServer {
     case .outputLost(let pid, let stream, let lost):
       let mine = clients.values.filter { $0.pid == pid && $0.registered }.sorted { $0.fd < $1.fd }
       guard !mine.isEmpty else { return }  // other programs' streams are theirs to manage
-      let playing = mine.contains { policy.sessions[$0.session]?.isActive == true }
+      let now = monotonicNanoseconds()
+      let justPaused = nanoseconds(configuration.silencesJustPaused)
+      let playing = mine.contains {
+        policy.sessions[$0.session]?.isActive == true
+          || deactivatedAt[$0.session].map { now &- $0 <= justPaused } == true
+      }
       for c in mine {
         logger.info("\(c.name) (pid \(pid)) lost its output '\(lost.name)'")
         deliver(policy.apply(.outputLost(c.session, lost: lost)).notifications)
@@ -945,9 +966,10 @@ public final class SessionServer {
       // The sound server has moved the stream to another output by itself: end it there, now
       // that its app has been told why (it pauses, G5; its output failing is no news to it).
       // `deliver` has written the news to the app's socket already. Not a paused app's (paused
-      // by the user, or by WirePlumber's MPRIS Pause just before): nothing is heard from it, it
-      // plays on the current output when the user plays again, and PipeWire's ALSA plugin,
-      // whose stream had been ended meanwhile, failed that play ("'default' went away").
+      // by the user): nothing is heard from it, it plays on the current output when the user
+      // plays again, and PipeWire's ALSA plugin, whose stream had been ended meanwhile, failed
+      // that play ("'default' went away"). But an app that paused just before is still heard
+      // (`Configuration.silencesJustPaused`).
       if playing { configuration.external?.silence(stream: stream) }
     case .streamOutput(let pid, let stream, let output):
       streamsByPid[pid, default: [:]][stream] = output
