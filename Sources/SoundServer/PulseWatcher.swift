@@ -106,7 +106,7 @@ public final class PulseWatcher: @unchecked Sendable {
     guard !closed, let api = pa_threaded_mainloop_get_api(mainloop) else { return }
     if let interval {
       defaultInterval = interval
-      if defaultQuestion == nil { scheduleDefaultQuestion(api) }
+      if defaultQuestion == nil { scheduleDefaultQuestion() }
     } else if let q = defaultQuestion {
       api.pointee.time_free(q)
       defaultQuestion = nil
@@ -114,19 +114,24 @@ public final class PulseWatcher: @unchecked Sendable {
   }
 
   /// Mainloop thread, or with its lock held.
-  private func scheduleDefaultQuestion(_ api: UnsafeMutablePointer<pa_mainloop_api>) {
+  private func scheduleDefaultQuestion() {
+    defaultQuestion = timer(in: defaultInterval) { api, event, _, userdata in
+      api?.pointee.time_free(event)
+      guard let me = PulseWatcher.from(userdata) else { return }
+      me.defaultQuestion = nil
+      if me.isConnected { me.askTheDefaultAfresh() }
+      me.scheduleDefaultQuestion()
+    }
+  }
+
+  /// A timer that calls `fired` once, `microseconds` from now, with this watcher as its user
+  /// data; `fired` frees it (mainloop thread, or with its lock held).
+  private func timer(in microseconds: UInt64, _ fired: pa_time_event_cb_t) -> OpaquePointer? {
+    guard let api = pa_threaded_mainloop_get_api(mainloop) else { return nil }
     var when = timeval()
     pa_gettimeofday(&when)
-    pa_timeval_add(&when, defaultInterval)
-    defaultQuestion = api.pointee.time_new(
-      api, &when,
-      { api, event, _, userdata in
-        api?.pointee.time_free(event)
-        guard let me = PulseWatcher.from(userdata), let api else { return }
-        me.defaultQuestion = nil
-        if me.isConnected { me.askTheDefaultAfresh() }
-        me.scheduleDefaultQuestion(api)
-      }, me)
+    pa_timeval_add(&when, microseconds)
+    return api.pointee.time_new(api, &when, fired, me)
   }
 
   /// Asks the server's default on a connection made for the question and let go of after it,
@@ -140,17 +145,9 @@ public final class PulseWatcher: @unchecked Sendable {
   private func askTheDefaultAfresh() {
     guard !closed else { return }
     endProbe()
-    let api = pa_threaded_mainloop_get_api(mainloop)
-    let props = pa_proplist_new()
-    pa_proplist_sets(props, PA_PROP_APPLICATION_NAME, clientName)
-    pa_proplist_sets(props, PA_PROP_APPLICATION_ID, "hark")
-    probe = pa_context_new_with_proplist(api, clientName, props)
-    pa_proplist_free(props)
+    probe = newContext { c, userdata in PulseWatcher.from(userdata)?.probeStateChanged(c) }
     guard let p = probe else { return }
-    pa_context_set_state_callback(
-      p, { c, userdata in PulseWatcher.from(userdata)?.probeStateChanged(c) }, me)
-    let flags = pa_context_flags_t(rawValue: PA_CONTEXT_NOAUTOSPAWN.rawValue)
-    if pa_context_connect(p, server, flags, nil) < 0, probe == p { endProbe() }
+    if pa_context_connect(p, server, Self.flags, nil) < 0, probe == p { endProbe() }
   }
 
   private func probeStateChanged(_ c: OpaquePointer?) {
@@ -189,17 +186,13 @@ public final class PulseWatcher: @unchecked Sendable {
   }
 
   private func endProbeSoon() {
-    guard probeEnd == nil, let api = pa_threaded_mainloop_get_api(mainloop) else { return }
-    var now = timeval()
-    pa_gettimeofday(&now)
-    probeEnd = api.pointee.time_new(
-      api, &now,
-      { api, event, _, userdata in
-        api?.pointee.time_free(event)
-        guard let me = PulseWatcher.from(userdata) else { return }
-        me.probeEnd = nil
-        me.endProbe()
-      }, me)
+    guard probeEnd == nil else { return }
+    probeEnd = timer(in: 0) { api, event, _, userdata in
+      api?.pointee.time_free(event)
+      guard let me = PulseWatcher.from(userdata) else { return }
+      me.probeEnd = nil
+      me.endProbe()
+    }
   }
 
   /// Ends a playback stream at once, in the sound server (pa_context_kill_sink_input): a
@@ -225,23 +218,30 @@ public final class PulseWatcher: @unchecked Sendable {
     p.map { Unmanaged<PulseWatcher>.fromOpaque($0).takeUnretainedValue() }
   }
 
-  /// With the lock held (or on the mainloop thread).
-  private func connect() {
-    guard !closed else { return }
-    let api = pa_threaded_mainloop_get_api(mainloop)
+  /// The watcher never starts a sound server (`init`).
+  private static let flags = pa_context_flags_t(rawValue: PA_CONTEXT_NOAUTOSPAWN.rawValue)
+
+  /// A context named as hark's, its state reported to `stateChanged` (with the lock held, or
+  /// on the mainloop thread).
+  private func newContext(stateChanged: pa_context_notify_cb_t) -> OpaquePointer? {
     let props = pa_proplist_new()
     pa_proplist_sets(props, PA_PROP_APPLICATION_NAME, clientName)
     pa_proplist_sets(props, PA_PROP_APPLICATION_ID, "hark")
-    context = pa_context_new_with_proplist(api, clientName, props)
+    let c = pa_context_new_with_proplist(
+      pa_threaded_mainloop_get_api(mainloop), clientName, props)
     pa_proplist_free(props)
+    if let c { pa_context_set_state_callback(c, stateChanged, me) }
+    return c
+  }
+
+  /// With the lock held (or on the mainloop thread).
+  private func connect() {
+    guard !closed else { return }
+    context = newContext { c, userdata in PulseWatcher.from(userdata)?.stateChanged(c) }
     guard let c = context else { return }
-    pa_context_set_state_callback(
-      c, { c, userdata in PulseWatcher.from(userdata)?.stateChanged(c) }, me)
-    let flags = pa_context_flags_t(
-      rawValue: PA_CONTEXT_NOAUTOSPAWN.rawValue)
     // A connection that fails at once may already have gone through stateChanged (FAILED),
     // which let go of the context; let go of it here only if it did not.
-    if pa_context_connect(c, server, flags, nil) < 0, context == c {
+    if pa_context_connect(c, server, Self.flags, nil) < 0, context == c {
       pa_context_set_state_callback(c, nil, nil)
       pa_context_unref(c)
       context = nil
@@ -294,19 +294,14 @@ public final class PulseWatcher: @unchecked Sendable {
   /// Connects again later: at once could fail at once again (a server address that answers
   /// nobody), in a loop. Waits `firstRetryDelay`, doubling up to `longestRetryDelay`.
   private func scheduleReconnect() {
-    guard !closed, retry == nil, let api = pa_threaded_mainloop_get_api(mainloop) else { return }
-    var when = timeval()
-    pa_gettimeofday(&when)
-    pa_timeval_add(&when, retryDelay)
+    guard !closed, retry == nil else { return }
+    retry = timer(in: retryDelay) { api, event, _, userdata in
+      api?.pointee.time_free(event)
+      guard let me = PulseWatcher.from(userdata) else { return }
+      me.retry = nil
+      me.connect()
+    }
     retryDelay = min(retryDelay * 2, Self.longestRetryDelay)
-    retry = api.pointee.time_new(
-      api, &when,
-      { api, event, _, userdata in
-        api?.pointee.time_free(event)
-        guard let me = PulseWatcher.from(userdata) else { return }
-        me.retry = nil
-        me.connect()
-      }, me)
   }
 
   private func subscribed(
