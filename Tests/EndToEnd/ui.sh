@@ -127,16 +127,30 @@ keys Escape
 expect_screen_not "Output — now"
 
 # --- Resize to 60x20 and back: redrawn to the new size, nothing left of the old one.
+# tmux clips the old frame to the new size at once (the bar's right part goes with it, and rows
+# from the top), so the new frame is waited for by its own layout: the tab bar on top, the
+# now-playing bar and the key hints where a screen of that many rows has them.
+laid_out() {
+  local text
+  text=$(screen_text)
+  [ "$(printf '%s\n' "$text" | wc -l)" -eq "$1" ] \
+    && printf '%s\n' "$text" | sed -n 1p | grep -q "^ hark " \
+    && printf '%s\n' "$text" | sed -n "$(($1 - 3))p" | grep -q "Playing" \
+    && printf '%s\n' "$text" | sed -n "$1p" | grep -q "^ space play/pause"
+}
 tmux_ resize-window -t "$SESSION" -x 60 -y 20
-expect_screen_not "shuffle off · repeat off"  # the 100-column bar's right part
+# (Up to 5 s; the checks below say what is wrong if it never comes.)
+for _ in $(seq 100); do laid_out 20 && break; sleep 0.05; done
 text=$(screen_text)
 lines=$(printf '%s\n' "$text" | wc -l)
 [ "$lines" -eq 20 ] || fail "$lines rows after resizing to 20"
 printf '%s\n' "$text" | sed -n 1p | grep -q "^ hark " || fail "the tab bar is not on top: $text"
 printf '%s\n' "$text" | sed -n 20p | grep -q "^ space play/pause" || fail "no key hints at the bottom: $text"
 printf '%s\n' "$text" | sed -n 17p | grep -q "Playing" || fail "no now-playing bar above the status line: $text"
+! grep -qF "shuffle off · repeat off" <<<"$text" || fail "the 100-column bar's right part is left: $text"
 tmux_ resize-window -t "$SESSION" -x 100 -y 30
 expect_screen "shuffle off · repeat off"
+for _ in $(seq 100); do laid_out 30 && break; sleep 0.05; done
 text=$(screen_text)
 printf '%s\n' "$text" | sed -n 30p | grep -q "^ space play/pause" || fail "no key hints at the bottom: $text"
 pass "resized to 60x20 and back to 100x30, redrawn to fit each time"
