@@ -170,9 +170,33 @@ start_pulse_server() {
 # start_recorder SINK FILE [MS]: records SINK's monitor into FILE (and FILE.t0), at MS ms of
 # latency (10 unless told; "default" for parec's own).
 start_recorder() {
+  RECORDER_STARTED=$EPOCHREALTIME RECORDER_WOKEN=0
   python3 "$PROBE" record "$1.monitor" "$2" "${3:-10}" &
   E2E_PIDS+=($!)
-  wait_for 5 "the recorder of $1" test -s "$2.t0"
+  wait_for 5 "the recorder of $1" recorder_started "$1" "$2" "${3:-10}"
+}
+
+# recorder_started SINK FILE MS: FILE's recorder has its first sound. Until then, on PulseAudio,
+# the idle SINK is woken once the recorder is on it: a null sink renders in blocks of its
+# latency, 2 s while nobody asks for less, and takes up the lower one a new recorder asks for
+# only after the block it is in, so the recorder's first sound came 1.6 to 1.9 s after it
+# connected (about 35 recorders in CI's timed scripts). Suspended and resumed, the sink starts
+# a block at once, at the recorder's latency (70 ms). A sink that plays is left alone, and a
+# recorder at the default latency wants the deep buffers (deep-buffers.sh).
+recorder_started() {
+  [ -s "$2.t0" ] && return 0
+  [ "$3" != default ] && [ "$RECORDER_WOKEN" -lt 2 ] || return 1
+  local waited_us=$((${EPOCHREALTIME/./} - ${RECORDER_STARTED/./}))
+  [ "$waited_us" -gt $((200000 + 500000 * RECORDER_WOKEN)) ] || return 1
+  RECORDER_WOKEN=$((RECORDER_WOKEN + 1))
+  pactl info 2>/dev/null | grep -qx "Server Name: pulseaudio" || return 1
+  [ "$(pactl list short sinks | awk -v s="$1" '$2 == s {print $NF}')" = IDLE ] || return 1
+  local monitor
+  monitor=$(pactl list short sources | awk -v s="$1.monitor" '$2 == s {print $1}')
+  [ -n "$monitor" ] && pactl list short source-outputs | awk -v m="$monitor" '$2 == m {f = 1} END {exit !f}' \
+    || return 1
+  pactl suspend-sink "$1" 1 && pactl suspend-sink "$1" 0
+  return 1
 }
 
 now() { echo "$EPOCHREALTIME"; }
