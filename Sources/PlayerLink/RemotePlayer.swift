@@ -35,10 +35,18 @@ public final class RemotePlayer: PlayerConnection, Sendable {
   private let fd: Int32
   private let state: Locked<State>
   private let gone = DispatchSemaphore(value: 0)
+  /// Held while observers are told, so that the notices kept for the first observer reach it
+  /// before anything that came after them.
+  private let telling = Locked(())
+  static let mostUnheard = 64
 
   private struct State: ~Copyable {
     var snapshot: PlayerSnapshot
     var observers: [@Sendable (PlayerSnapshot, [PlayerNotice]) -> Void] = []
+    /// Notices that came before anyone observed (between attaching and the interface starting:
+    /// a damaged saved queue announced once the player had read it), for the first observer;
+    /// the latest `mostUnheard` of them.
+    var unheard: [PlayerNotice] = []
     var endObservers: [@Sendable (String) -> Void] = []
     var commands: [Int: CheckedContinuation<CommandStatus, Never>] = [:]
     var actions: [Int: CheckedContinuation<Void, Never>] = [:]
@@ -123,7 +131,14 @@ public final class RemotePlayer: PlayerConnection, Sendable {
   public var snapshot: PlayerSnapshot { state.withLock { $0.snapshot } }
 
   public func observe(_ handler: @escaping @Sendable (PlayerSnapshot, [PlayerNotice]) -> Void) {
-    state.withLock { $0.observers.append(handler) }
+    telling.withLock { _ in
+      let (snapshot, unheard) = state.withLock { s in
+        s.observers.append(handler)
+        defer { s.unheard = [] }
+        return (s.snapshot, s.unheard)
+      }
+      if !unheard.isEmpty { handler(snapshot, unheard) }
+    }
   }
 
   public func observeEnd(_ handler: @escaping @Sendable (String) -> Void) {
@@ -270,20 +285,27 @@ public final class RemotePlayer: PlayerConnection, Sendable {
   private func apply(_ event: LinkEvent) {
     switch event {
     case .update(var snapshot, let notices):
-      let observers = state.withLock { s in
-        snapshot.queue = s.snapshot.queue
-        snapshot.playOrder = s.snapshot.playOrder
-        s.snapshot = snapshot
-        return s.observers
+      telling.withLock { _ in
+        let observers = state.withLock { s in
+          snapshot.queue = s.snapshot.queue
+          snapshot.playOrder = s.snapshot.playOrder
+          s.snapshot = snapshot
+          if s.observers.isEmpty {
+            s.unheard = Array((s.unheard + notices).suffix(Self.mostUnheard))
+          }
+          return s.observers
+        }
+        for o in observers { o(snapshot, notices) }
       }
-      for o in observers { o(snapshot, notices) }
     case .queue(let list):
-      let (snapshot, observers) = state.withLock { s in
-        s.snapshot.queue = list.queue
-        s.snapshot.playOrder = list.playOrder
-        return (s.snapshot, s.observers)
+      telling.withLock { _ in
+        let (snapshot, observers) = state.withLock { s in
+          s.snapshot.queue = list.queue
+          s.snapshot.playOrder = list.playOrder
+          return (s.snapshot, s.observers)
+        }
+        for o in observers { o(snapshot, []) }
       }
-      for o in observers { o(snapshot, []) }
     case .answered(let id, let status):
       state.withLock { $0.commands.removeValue(forKey: id) }?.resume(returning: status)
     case .done(let id):

@@ -1,4 +1,5 @@
 import AudioCore
+import Dispatch
 import Glibc
 import Platform
 import SessionCore
@@ -549,6 +550,64 @@ func sampleSnapshot(queueSize: Int = 3) -> PlayerSnapshot {
     #expect(remote.lines.count == 2)
     #expect(
       remote.lines.last?.hasPrefix("The saved queue 'state.json' is damaged (cut short)") == true)
+    remote.detach()
+    player.join()
+  }
+
+  /// A notice that comes after the first update but before the interface observes (the player
+  /// read its damaged saved queue while the interface was still starting) is not lost: the
+  /// first observer is told it. It was dropped, and the interface never said the file was
+  /// damaged (ui.sh, beside a busy core).
+  @Test func aNoticeBeforeAnyoneObservesReachesTheFirstObserver() throws {
+    let folder = Folder()
+    let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(listener) }
+    var (addr, length) = UnixSocketTestClient.address(folder.socket)
+    let bound = withUnsafePointer(to: &addr) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) }
+    }
+    #expect(bound == 0 && listen(listener, 1) == 0)
+    let damaged = PlayerMessage.savedQueueDamaged(file: "state.json", reason: "cut short")
+    var snapshot = sampleSnapshot()
+    snapshot.queue = []
+    snapshot.playOrder = []
+    let greeting =
+      try LinkCodec.encode(LinkEvent.hello(pid: 42, lines: []))
+      + LinkCodec.encode(LinkEvent.update(snapshot, notices: []))
+    var later = snapshot
+    later.position = 99
+    let news = try LinkCodec.encode(LinkEvent.update(later, notices: [.message(damaged)]))
+    let attached = DispatchSemaphore(value: 0)
+    let player = try JoinableThread {
+      let fd = accept(listener, nil, nil)
+      guard fd >= 0 else { return }
+      _ = greeting.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+      attached.wait()
+      _ = news.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+      var byte: UInt8 = 0
+      _ = recv(fd, &byte, 1, 0)  // until the interface lets go
+      close(fd)
+    }
+    let remote = try RemotePlayer.attach(to: folder.socket)
+    #expect(remote.lines.isEmpty)
+    attached.signal()
+    // The reading thread has applied the news once the snapshot says so.
+    let deadline = ContinuousClock.now + .seconds(10)
+    while remote.snapshot.position != 99 && ContinuousClock.now < deadline {
+      usleep(1_000)
+    }
+    #expect(remote.snapshot.position == 99)
+    let heard = Locked<[PlayerNotice]>([])
+    remote.observe { _, notices in heard.withLock { $0 += notices } }
+    let messages = heard.withLock { $0 }.compactMap { notice -> PlayerMessage? in
+      if case .message(let m) = notice { return m }
+      return nil
+    }
+    #expect(messages == [damaged])
+    // Told once: a second observer is not told it again.
+    let second = Locked(0)
+    remote.observe { _, notices in second.withLock { $0 += notices.count } }
+    #expect(second.withLock { $0 } == 0)
     remote.detach()
     player.join()
   }
