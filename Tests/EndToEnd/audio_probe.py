@@ -24,6 +24,10 @@
                                             (least squares over each 100 ms, the median:
                                             another sound mixed in, a voice, a chime, or a
                                             hiccup of the stream hardly counts)
+  audio_probe.py ducked OUT T1 T2 FREQ DB   when the FREQ Hz sine first came within 2 dB of DB
+                                            dBFS in [T1, T2] (100 ms pieces), and how it was from
+                                            there: "at median pieces" (at: seconds after T1;
+                                            median: dBFS), or "none"
   audio_probe.py first-above OUT T1 T2 DB   the start of the first 20 ms window at DB dBFS or
                                             louder in [T1, T2], as seconds after T1 (or "none")
   audio_probe.py longest-silence OUT T1 T2  the longest run of quiet 10 ms windows in [T1, T2],
@@ -497,6 +501,23 @@ def main(argv):
             levels.append(math.sqrt((a * a + b * b) / 2))
         rms = sorted(levels)[len(levels) // 2]
         print(f"{20 * math.log10(rms / 32768.0) if rms > 0 else -200.0:.2f}")
+    elif command == "ducked":
+        # The first 100 ms piece whose FREQ Hz sine is within 2 dB of LEVEL, as seconds after T1,
+        # and the median level of the pieces from there to T2 ("none" if no piece is).
+        omega = 2 * math.pi * float(argv[5]) / RATE
+        target = float(argv[6])
+        step = RATE // 10
+        levels = []
+        for lo in range(0, len(samples) - step + 1, step):
+            a, b, _ = fit_sine(samples, lo, lo + step, omega)
+            rms = math.sqrt((a * a + b * b) / 2)
+            levels.append(20 * math.log10(rms / 32768.0) if rms > 0 else -200.0)
+        first = next((i for i, lv in enumerate(levels) if abs(lv - target) < 2), None)
+        if first is None:
+            print("none")
+        else:
+            rest = sorted(levels[first:])
+            print(f"{offset + first * 0.1:.2f} {rest[len(rest) // 2]:.2f} {len(rest)}")
     elif command == "click":
         found = click(samples, RATE)
         print("none" if found is None else
