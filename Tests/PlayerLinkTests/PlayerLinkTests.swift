@@ -522,17 +522,10 @@ func sampleSnapshot(queueSize: Int = 3) -> PlayerSnapshot {
   /// attached, so it is in no hello) is not lost: it is among the lines said at start.
   @Test func aNoticeWithTheFirstUpdateIsSaidAtStart() throws {
     let folder = Folder()
-    let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    let listener = try #require(listeningAsAPlayer(at: folder.socket))
     defer { close(listener) }
-    var (addr, length) = UnixSocketTestClient.address(folder.socket)
-    let bound = withUnsafePointer(to: &addr) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) }
-    }
-    #expect(bound == 0 && listen(listener, 1) == 0)
     let damaged = PlayerMessage.savedQueueDamaged(file: "state.json", reason: "cut short")
-    var snapshot = sampleSnapshot()
-    snapshot.queue = []
-    snapshot.playOrder = []
+    let snapshot = queuelessSnapshot()
     var lines = try LinkCodec.encode(LinkEvent.hello(pid: 42, lines: ["No session server"]))
     lines += try LinkCodec.encode(LinkEvent.update(snapshot, notices: [.message(damaged)]))
     let written = lines
@@ -560,17 +553,10 @@ func sampleSnapshot(queueSize: Int = 3) -> PlayerSnapshot {
   /// damaged (ui.sh, beside a busy core).
   @Test func aNoticeBeforeAnyoneObservesReachesTheFirstObserver() throws {
     let folder = Folder()
-    let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    let listener = try #require(listeningAsAPlayer(at: folder.socket))
     defer { close(listener) }
-    var (addr, length) = UnixSocketTestClient.address(folder.socket)
-    let bound = withUnsafePointer(to: &addr) {
-      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) }
-    }
-    #expect(bound == 0 && listen(listener, 1) == 0)
     let damaged = PlayerMessage.savedQueueDamaged(file: "state.json", reason: "cut short")
-    var snapshot = sampleSnapshot()
-    snapshot.queue = []
-    snapshot.playOrder = []
+    let snapshot = queuelessSnapshot()
     let greeting =
       try LinkCodec.encode(LinkEvent.hello(pid: 42, lines: []))
       + LinkCodec.encode(LinkEvent.update(snapshot, notices: []))
@@ -633,6 +619,29 @@ func sampleSnapshot(queueSize: Int = 3) -> PlayerSnapshot {
       }
     }
   }
+}
+
+/// A socket listening at `path` where a player would, for a test to speak as one; nil if it
+/// could not be bound.
+func listeningAsAPlayer(at path: String) -> Int32? {
+  let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+  var (addr, length) = UnixSocketTestClient.address(path)
+  let bound = withUnsafePointer(to: &addr) {
+    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) }
+  }
+  guard bound == 0, listen(listener, 1) == 0 else {
+    close(listener)
+    return nil
+  }
+  return listener
+}
+
+/// The sample snapshot as an update carries it: its queue goes in a line of its own.
+func queuelessSnapshot() -> PlayerSnapshot {
+  var snapshot = sampleSnapshot()
+  snapshot.queue = []
+  snapshot.playOrder = []
+  return snapshot
 }
 
 final class ServiceBox: Sendable {
