@@ -35,18 +35,16 @@ public final class RemotePlayer: PlayerConnection, Sendable {
   private let fd: Int32
   private let state: Locked<State>
   private let gone = DispatchSemaphore(value: 0)
-  /// Held while observers are told, so that the notices kept for the first observer reach it
-  /// before anything that came after them.
-  private let telling = Locked(())
+  /// Held while observers are told. Until someone observes, the notices that came meanwhile
+  /// (between attaching and the interface starting: a damaged saved queue announced once the
+  /// player had read it), the latest `mostUnheard` of them, for the first observer, which is
+  /// told them before anything that came after; nil once someone observes.
+  private let unheard = Locked<[PlayerNotice]?>([])
   static let mostUnheard = 64
 
   private struct State: ~Copyable {
     var snapshot: PlayerSnapshot
     var observers: [@Sendable (PlayerSnapshot, [PlayerNotice]) -> Void] = []
-    /// Notices that came before anyone observed (between attaching and the interface starting:
-    /// a damaged saved queue announced once the player had read it), for the first observer;
-    /// the latest `mostUnheard` of them.
-    var unheard: [PlayerNotice] = []
     var endObservers: [@Sendable (String) -> Void] = []
     var commands: [Int: CheckedContinuation<CommandStatus, Never>] = [:]
     var actions: [Int: CheckedContinuation<Void, Never>] = [:]
@@ -131,13 +129,13 @@ public final class RemotePlayer: PlayerConnection, Sendable {
   public var snapshot: PlayerSnapshot { state.withLock { $0.snapshot } }
 
   public func observe(_ handler: @escaping @Sendable (PlayerSnapshot, [PlayerNotice]) -> Void) {
-    telling.withLock { _ in
-      let (snapshot, unheard) = state.withLock { s in
+    unheard.withLock { kept in
+      let snapshot = state.withLock { s in
         s.observers.append(handler)
-        defer { s.unheard = [] }
-        return (s.snapshot, s.unheard)
+        return s.snapshot
       }
-      if !unheard.isEmpty { handler(snapshot, unheard) }
+      if let notices = kept, !notices.isEmpty { handler(snapshot, notices) }
+      kept = nil
     }
   }
 
@@ -285,20 +283,18 @@ public final class RemotePlayer: PlayerConnection, Sendable {
   private func apply(_ event: LinkEvent) {
     switch event {
     case .update(var snapshot, let notices):
-      telling.withLock { _ in
+      unheard.withLock { kept in
         let observers = state.withLock { s in
           snapshot.queue = s.snapshot.queue
           snapshot.playOrder = s.snapshot.playOrder
           s.snapshot = snapshot
-          if s.observers.isEmpty {
-            s.unheard = Array((s.unheard + notices).suffix(Self.mostUnheard))
-          }
           return s.observers
         }
+        if let earlier = kept { kept = Array((earlier + notices).suffix(Self.mostUnheard)) }
         for o in observers { o(snapshot, notices) }
       }
     case .queue(let list):
-      telling.withLock { _ in
+      unheard.withLock { _ in
         let (snapshot, observers) = state.withLock { s in
           s.snapshot.queue = list.queue
           s.snapshot.playOrder = list.playOrder
