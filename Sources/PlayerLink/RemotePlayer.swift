@@ -128,6 +128,8 @@ public final class RemotePlayer: PlayerConnection, Sendable {
 
   public var snapshot: PlayerSnapshot { state.withLock { $0.snapshot } }
 
+  /// `handler` is told each update from now on, on the reading thread (the first to observe is
+  /// told at once what came before it); it must not observe, which would wait for itself.
   public func observe(_ handler: @escaping @Sendable (PlayerSnapshot, [PlayerNotice]) -> Void) {
     unheard.withLock { kept in
       let snapshot = state.withLock { s in
