@@ -379,17 +379,20 @@ public final class Library {
   // MARK: Scanning
 
   /// Brings the index of `folder` up to date: new and changed files read (through
-  /// `tagHelper`, hark-tags), files gone removed. `progress` is called now and then.
+  /// `tagHelper`, hark-tags), files gone removed. `progress` is called now and then. `ahead`:
+  /// the folder's walk begun before the index was opened (`walkAhead`), taken when it is of
+  /// this folder.
   public func scan(
-    _ folder: String, tagHelper: String? = nil,
+    _ folder: String, walked ahead: WalkAhead? = nil, tagHelper: String? = nil,
     progress: (ScanProgress) -> Void = { _ in }
   ) throws(SQLiteError) -> ScanReport {
     // A helper that dies mid-write must not take the scanner with it.
     signal(SIGPIPE, SIG_IGN)
-    let root = folder.count > 1 && folder.hasSuffix("/") ? String(folder.dropLast()) : folder
+    let root = Self.scanRoot(folder)
     let started = monotonicNanoseconds()
     var report = ScanReport()
-    let files = QueueLoader.walkStamped(root)
+    let files =
+      if let ahead, ahead.directory == root { ahead.files() } else { QueueLoader.walkStamped(root) }
     report.found = files.count
     // What the index holds under the folder, compared with what was found by the paths'
     // bytes where SQLite has them: each found file is looked up in a table of the walk's own
@@ -490,6 +493,15 @@ public final class Library {
         done: files.count, total: files.count, read: toRead.count, toRead: toRead.count,
         elapsed: Double(monotonicNanoseconds() - started) / 1e9))
     return report
+  }
+
+  /// Begins the walk a scan of `folder` makes, on a thread of its own, so that it goes on
+  /// while the index is opened (and checked): give it to `scan`.
+  public static func walkAhead(_ folder: String) -> WalkAhead { WalkAhead(scanRoot(folder)) }
+
+  /// The folder a scan walks: `folder` without a slash at its end.
+  private static func scanRoot(_ folder: String) -> String {
+    folder.count > 1 && folder.hasSuffix("/") ? String(folder.dropLast()) : folder
   }
 
   /// How many hark-tags helpers a scan runs at most: one a processor. (A scan of fewer than

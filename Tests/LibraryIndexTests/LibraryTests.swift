@@ -74,6 +74,24 @@ import Testing
     #expect(try library.search("song three").count == 1, "found by its new file name")
   }
 
+  /// A walk begun before the index is opened (`walkAhead`, as `hark library scan` and the
+  /// interface begin it) finds what the scan's own walk would; a walk of another folder is
+  /// not taken for this one.
+  @Test func aScanTakesTheWalkBegunAheadOfItsFolderOnly() throws {
+    let library = try makeLibrary()
+    let ahead = Library.walkAhead(music + "/")
+    #expect(
+      try library.scan(music, walked: ahead)
+        == ScanReport(found: 3, read: 3, removed: 0, unreadable: 0))
+    unlink(music + "/Misc/100% Pure.m4a")
+    let other = Library.walkAhead(music + "/Zoë")
+    #expect(
+      try library.scan(music, walked: other)
+        == ScanReport(found: 2, read: 0, removed: 1, unreadable: 0))
+    // One never waited for ends with its owner.
+    _ = Library.walkAhead(music)
+  }
+
   /// The interface labels its queue from the index by path (no file opened for it).
   @Test func aTrackIsFoundByItsPath() throws {
     let library = try makeLibrary()

@@ -109,11 +109,13 @@ struct LibraryCommand: AsyncParsableCommand {
           die("cannot index '\(target.shown)': no such folder")
         }
       }
+      // Walked while the index is opened and checked.
+      let walk = Library.walkAhead(target)
       let library = openLibrary()
       let onTerminal = isatty(2) == 1
       let report: ScanReport
       do {
-        report = try library.scan(target) { p in
+        report = try library.scan(target, walked: walk) { p in
           guard p.toRead > 0 else { return }
           let line = progressLine(p)
           if onTerminal {

@@ -58,6 +58,10 @@ private func keepCurrent(
   updated: @escaping @Sendable ([String]) -> Void, indexed: (Library) -> Void,
   scanned: () -> Void
 ) {
+  // Watched before the first scan's walk, so that nothing written meanwhile is missed; walked
+  // while the index is opened and checked.
+  let watcher = LibraryWatcher(root: root)
+  var first: WalkAhead? = Library.walkAhead(root)
   let library: Library
   do { library = try Library(path: path) } catch {
     progress("Cannot open the library index: \(error)", true)
@@ -66,7 +70,9 @@ private func keepCurrent(
   if let aside = library.setAside { progress(aside.capitalisedFirst, true) }
   func scan(_ folder: String, sayingDone: Bool) {
     do {
-      let report = try library.scan(folder) { p in
+      let walked = first
+      first = nil
+      let report = try library.scan(folder, walked: walked) { p in
         guard p.toRead > 0, p.read < p.toRead else { return }
         progress("Indexing the library: " + p.summary, false)
       }
@@ -85,8 +91,6 @@ private func keepCurrent(
       progress("Cannot index the library: \(error)", true)
     }
   }
-  // Watched before the first scan, so that nothing written meanwhile is missed.
-  let watcher = LibraryWatcher(root: root)
   scan(root, sayingDone: true)
   guard let watcher else { return }
   if let problem = watcher.problem { progress(problem.capitalisedFirst, true) }
