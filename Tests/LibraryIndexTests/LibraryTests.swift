@@ -92,6 +92,19 @@ import Testing
     _ = Library.walkAhead(music)
   }
 
+  /// A file whose name is not UTF-8 (a Latin-1 "Café" from an old disk) is indexed under its
+  /// escaped name (`FileName`), and a rescan finds it where it was: not read again, not gone.
+  @Test func aNameThatIsNotUTF8IsFoundUnchangedByARescan() throws {
+    let library = try makeLibrary()
+    let latin1 = music + "/Misc/" + FileName.string(Array("Caf".utf8) + [0xE9] + Array(".m4a".utf8))
+    #expect(rename(music + "/Misc/100% Pure.m4a", FileName.c(latin1)) == 0)
+    #expect(try library.scan(music) == ScanReport(found: 3, read: 3, removed: 0, unreadable: 0))
+    #expect(try library.track(at: latin1)?.title == "100% Pure")
+    #expect(try library.scan(music) == ScanReport(found: 3, read: 0, removed: 0, unreadable: 0))
+    unlink(FileName.c(latin1))
+    #expect(try library.scan(music) == ScanReport(found: 2, read: 0, removed: 1, unreadable: 0))
+  }
+
   /// The interface labels its queue from the index by path (no file opened for it).
   @Test func aTrackIsFoundByItsPath() throws {
     let library = try makeLibrary()
