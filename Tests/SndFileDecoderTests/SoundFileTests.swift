@@ -213,4 +213,61 @@ import Testing
       #expect(try read([4_096]) == expected, "\(name): after a seek to the start")
     }
   }
+
+  /// libsndfile reads the file through `BufferedFile` (64 KB a read, not 8 KB): what is decoded,
+  /// in every format, across many of its buffers and after seeks to frames anywhere, is sample
+  /// for sample what libsndfile decodes opening the file itself.
+  @Test func readThroughItsBufferAFileDecodesAsLibsndfileAloneDecodesIt() throws {
+    for (name, format, rate) in [
+      ("same.wav", Int32(SF_FORMAT_WAV | SF_FORMAT_PCM_16), 44_100),
+      ("same24.wav", Int32(SF_FORMAT_WAV | SF_FORMAT_PCM_24), 44_100),
+      ("samef.wav", Int32(SF_FORMAT_WAV | SF_FORMAT_FLOAT), 44_100),
+      ("same.aiff", Int32(SF_FORMAT_AIFF | SF_FORMAT_PCM_16), 44_100),
+      ("same.flac", Int32(SF_FORMAT_FLAC | SF_FORMAT_PCM_16), 44_100),
+      ("same3.ogg", Int32(SF_FORMAT_OGG | SF_FORMAT_VORBIS), 44_100),
+    ] {
+      let path = try write(name, format, seconds: 3, rate: rate)
+      func plain(from frame: Int) throws -> [Float] {
+        var info = SF_INFO()
+        let h = try #require(sf_open(path, Int32(SFM_READ), &info))
+        defer { sf_close(h) }
+        if frame > 0 { #expect(sf_seek(h, sf_count_t(frame), SEEK_SET) == sf_count_t(frame)) }
+        var all: [Float] = []
+        var chunk = [Float](repeating: 0, count: 4_096 * 2)
+        while case let n = sf_readf_float(h, &chunk, 4_096), n > 0 {
+          all += chunk.prefix(Int(n) * 2)
+        }
+        return all
+      }
+      func buffered(_ file: SoundFile) throws -> [Float] {
+        var all: [Float] = []
+        var chunk = [Float](repeating: 0, count: 3_000 * 2)
+        while case let n = try chunk.withUnsafeMutableBufferPointer({ try file.read(into: $0) }),
+          n > 0
+        {
+          all += chunk.prefix(n * 2)
+        }
+        return all
+      }
+      let file = try SoundFile(path: path)
+      #expect(file.readsThroughBuffer, "\(name)")
+      #expect(try buffered(file) == plain(from: 0), "\(name): read whole")
+      for frame in [rate * 2 + 77, 12_345, 0] {
+        try file.seek(toFrame: frame)
+        #expect(try buffered(file) == plain(from: frame), "\(name): after a seek to \(frame)")
+      }
+    }
+  }
+
+  /// A WAV cut short while it is open (a tag editor rewriting it as it plays): what is left is
+  /// read, then it says it was cut short; nothing is read from beyond the file's new end.
+  @Test func aWAVCutWhileOpenPlaysWhatIsLeftThenSaysSo() throws {
+    let path = try write("cutopen.wav", Int32(SF_FORMAT_WAV | SF_FORMAT_PCM_16), seconds: 3)
+    let file = try SoundFile(path: path)
+    #expect(file.frameCount == 3 * 44_100)
+    #expect(truncate(path, off_t(44 + 44_100 * 4)) == 0)  // the header and 1 s of data
+    let (frames, error) = readAll(file)
+    #expect(abs(frames - 44_100) <= 1, "\(frames) frames")
+    #expect(error?.reason == "the file is cut short after 1.0 s of 3.0 s")
+  }
 }
