@@ -156,6 +156,9 @@ extension PlayerCore {
     if let volume = world.volume {
       c.formUnion([.volumeUp, .volumeDown])
       if volume.canMute { c.insert(.mute) }
+    } else if world.volumeSought {
+      // Taken: the player finds the control before the core hears the command.
+      c.formUnion([.volumeUp, .volumeDown, .mute])
     }
     return c
   }

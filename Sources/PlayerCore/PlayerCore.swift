@@ -376,12 +376,19 @@ public struct Observation: Sendable, Equatable {
   public var engine: EngineSnapshot
   /// The output's system volume (G3), or nil when it has none.
   public var volume: VolumeState?
+  /// No volume yet because the output's control is still being looked for (the player has
+  /// just started, or its output changed): volume commands are taken meanwhile, and the player
+  /// looks for it at once when one comes, rather than answer that the output has none.
+  public var volumeSought: Bool
   /// Monotonic nanoseconds.
   public var now: UInt64
 
-  public init(engine: EngineSnapshot, volume: VolumeState? = nil, now: UInt64) {
+  public init(
+    engine: EngineSnapshot, volume: VolumeState? = nil, volumeSought: Bool = false, now: UInt64
+  ) {
     self.engine = engine
     self.volume = volume
+    self.volumeSought = volumeSought
     self.now = now
   }
 }

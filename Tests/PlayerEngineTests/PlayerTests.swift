@@ -79,6 +79,49 @@ import PlayerCore
     #expect(rig.player.snapshot.volume == .level(percent: 35, muted: true))
   }
 
+  /// A volume command that comes while the output's control is still being looked for (the
+  /// player just started; the lookup, on a thread of its own, is held here) is carried out:
+  /// the player looks for the control then and there, rather than answer that the output has
+  /// none (G3). The lookup that comes in late changes nothing.
+  @Test func G3_aVolumeCommandRightAfterTheStartIsCarriedOut() async throws {
+    let volume = FakeVolume(percent: 50)
+    let lookups = Locked(0)
+    let held = Platform.Semaphore()
+    let rig = PlayerRig { c in
+      c.makeVolume = { _ in
+        // The first lookup (the player's own, at its start) is held until the test ends.
+        if lookups.withLock({ n in
+          n += 1
+          return n == 1
+        }) {
+          held.wait()
+        }
+        return volume
+      }
+    }
+    defer {
+      held.signal()
+      rig.stop()
+    }
+    try await rig.playing(atLeast: 0.1)
+    #expect(rig.player.snapshot.volume == .unavailable(device: "fake"), "not found yet")
+    #expect(rig.player.snapshot.enabledCommands.isSuperset(of: [.volumeUp, .volumeDown]))
+    #expect(await rig.player.send(.volumeUp(percent: 10)) == .success)
+    #expect(volume.volumePercent == 60)
+    #expect(rig.player.snapshot.volume == .level(percent: 60, muted: false))
+    #expect(lookups.withLock { $0 } == 2)
+  }
+
+  /// An output with no volume control at all: once looked for, volume commands are refused as
+  /// disabled (G19), not taken.
+  @Test func G3_anOutputWithNoVolumeControlRefusesVolumeCommands() async throws {
+    let rig = PlayerRig { c in c.makeVolume = { _ in nil } }
+    defer { rig.stop() }
+    try await rig.playing(atLeast: 0.1)
+    #expect(await rig.player.send(.volumeUp(percent: 10)) == .commandDisabled)
+    #expect(await rig.until { !$0.enabledCommands.contains(.volumeUp) })
+  }
+
   @Test func theQueuePlaysToItsEndAndSaysSo() async throws {
     let rig = PlayerRig(tracks: ["a.wav", "b.wav"], frames: 4_410)
     defer { rig.stop() }

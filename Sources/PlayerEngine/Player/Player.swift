@@ -108,6 +108,9 @@ public final class Player: @unchecked Sendable {
   // The loop's own (its task only).
   private var core: PlayerCore
   private var volume: (any SystemVolume)?
+  /// The device whose volume control is being looked for (`findVolume`), until it is found or
+  /// known to have none.
+  private var volumeSought: String?
   private var ticker: Task<Void, Never>?
   private var catchUp: Task<Void, Never>?
   private var engineEvents: Task<Void, Never>?
@@ -141,6 +144,7 @@ public final class Player: @unchecked Sendable {
 
   /// Opens `device`'s mixer on a thread of its own; the player takes it when it comes.
   private func findVolume(of device: String) {
+    volumeSought = device
     let make = configuration.makeVolume
     let c = continuation
     startThread {
@@ -207,10 +211,22 @@ public final class Player: @unchecked Sendable {
     for await input in inputs {
       switch input {
       case .core(let input, let reply):
+        // A volume command while the output's control is still being looked for (just
+        // started): looked for here, now, so that it is not answered "no volume control".
+        if case .command(let command) = input, command.kind.isVolume, volume == nil,
+          let device = volumeSought, device == engine.snapshot().deviceName
+        {
+          volume = configuration.makeVolume(device)
+          volumeSought = nil
+        }
         let status = await step(input)
         reply?.resume(returning: status ?? .success)
       case .volume(let box, let device):
-        if device == engine.snapshot().deviceName { volume = box.volume }
+        // (Not when a command found it first.)
+        if device == engine.snapshot().deviceName, volumeSought == device {
+          volume = box.volume
+          volumeSought = nil
+        }
         await step(.tick)
       }
       if finished { break }
@@ -240,7 +256,9 @@ public final class Player: @unchecked Sendable {
     let level = volume.map {
       VolumeState(percent: $0.volumePercent, muted: $0.isMuted, canMute: $0.canMute)
     }
-    return Observation(engine: engine.snapshot(), volume: level, now: monotonicNanoseconds())
+    return Observation(
+      engine: engine.snapshot(), volume: level, volumeSought: volume == nil && volumeSought != nil,
+      now: monotonicNanoseconds())
   }
 
   private func feed(_ input: PlayerInput) async {
