@@ -309,7 +309,8 @@ let package = Package(
       ]),
     .testTarget(name: "JackRoutesTests", dependencies: ["JackRoutes", "SessionCore"]),
     .testTarget(
-      name: "SndFileDecoderTests", dependencies: ["SndFileDecoder", "AudioCore", "CSndFile"]),
+      name: "SndFileDecoderTests",
+      dependencies: ["SndFileDecoder", "AudioCore", "CSndFile", "Platform"]),
     // FFmpegFile and the hark-ffmpeg helper (found next to the test bundle, as next to hark) on
     // files made at test time with the ffmpeg command.
     .testTarget(

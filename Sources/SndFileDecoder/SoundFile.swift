@@ -105,7 +105,7 @@ public final class SoundFile: AudioDecoder {
   {
     if let file = BufferedFile(path: path),
       let handle = sf_open_virtual(
-        &BufferedFile.io, Int32(SFM_READ), &info, Unmanaged.passUnretained(file).toOpaque())
+        BufferedFile.io, Int32(SFM_READ), &info, Unmanaged.passUnretained(file).toOpaque())
     {
       return (handle, file)
     }
@@ -348,14 +348,24 @@ final class BufferedFile {
     user.map { Unmanaged<BufferedFile>.fromOpaque($0).takeUnretainedValue() }
   }
 
-  /// The callbacks, for sf_open_virtual (each given the `BufferedFile` as its user data).
-  nonisolated(unsafe) static var io = SF_VIRTUAL_IO(
-    get_filelen: { user in of(user)?.length ?? -1 },
-    seek: { offset, whence, user in of(user)?.seek(offset, whence) ?? -1 },
-    read: { out, count, user in
-      guard let file = of(user), let out, count > 0 else { return 0 }
-      return sf_count_t(file.read(out, Int(count)))
-    },
-    write: { _, _, _ in 0 },
-    tell: { user in of(user)?.position ?? -1 })
+  /// The callbacks, for sf_open_virtual (each given the `BufferedFile` as its user data): one
+  /// table for every file, which libsndfile copies at the open and never writes. Handed over
+  /// as a pointer, not `&` of a static var: that is an inout access for the whole open, and
+  /// two threads opening files at once (the next track opened ahead, loudness measured a file
+  /// a processor) would make two such accesses of one variable overlap, a data race in Swift's
+  /// terms even though nothing writes it.
+  nonisolated(unsafe) static let io: UnsafeMutablePointer<SF_VIRTUAL_IO> = {
+    let table = UnsafeMutablePointer<SF_VIRTUAL_IO>.allocate(capacity: 1)
+    table.initialize(
+      to: SF_VIRTUAL_IO(
+        get_filelen: { user in of(user)?.length ?? -1 },
+        seek: { offset, whence, user in of(user)?.seek(offset, whence) ?? -1 },
+        read: { out, count, user in
+          guard let file = of(user), let out, count > 0 else { return 0 }
+          return sf_count_t(file.read(out, Int(count)))
+        },
+        write: { _, _, _ in 0 },
+        tell: { user in of(user)?.position ?? -1 }))
+    return table
+  }()
 }

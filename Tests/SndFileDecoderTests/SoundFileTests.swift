@@ -1,6 +1,7 @@
 import AudioCore
 import CSndFile
 import Glibc
+import Platform
 import Testing
 
 @testable import SndFileDecoder
@@ -269,5 +270,37 @@ import Testing
     let (frames, error) = readAll(file)
     #expect(abs(frames - 44_100) <= 1, "\(frames) frames")
     #expect(error?.reason == "the file is cut short after 1.0 s of 3.0 s")
+  }
+
+  /// Files opened on several threads at once (the next track opened ahead while another plays,
+  /// loudness measured a file a processor) each read whole and right: the callbacks' table is
+  /// shared, and nothing about an open may stop another.
+  @Test func filesOpenedOnManyThreadsAtOnceEachReadWhole() throws {
+    let path = try write("many.wav", Int32(SF_FORMAT_WAV | SF_FORMAT_PCM_16), seconds: 0.5)
+    let failures = Locked<[String]>([])
+    let threads = try (0..<6).map { _ in
+      try JoinableThread {
+        for _ in 0..<30 {
+          do {
+            let file = try SoundFile(path: path)
+            var buffer = [Float](repeating: 0, count: 4_096 * 2)
+            var frames = 0
+            while case let n = try buffer.withUnsafeMutableBufferPointer({ try file.read(into: $0) }
+            ),
+              n > 0
+            {
+              frames += n
+            }
+            if frames != 22_050 || !file.readsThroughBuffer {
+              failures.withLock { $0.append("\(frames) frames") }
+            }
+          } catch {
+            failures.withLock { $0.append("\(error)") }
+          }
+        }
+      }
+    }
+    for thread in threads { thread.join() }
+    #expect(failures.withLock { $0 }.isEmpty)
   }
 }
