@@ -50,8 +50,8 @@ HARK_RUNTIME_PACKAGES=(procps pkgconf make bolt-19 binutils python3 libasound2-d
 # on a private system bus (sleep.sh: PrepareForSleep and the delay inhibitor). kitty, xvfb and
 # xdotool run the interface in a real kitty on a virtual X server and press its media keys;
 # xterm (as a VT340, in DejaVu Sans Mono) draws the cover as sixels there.
-# icecast2 is a real internet radio station on loopback (radio.sh, fed by ffmpeg), and curl
-# sets its titles and reads its status. lame, flac, vorbis-tools (oggenc), opus-tools (opusenc)
+# icecast2 is a real internet radio station on loopback (radio.sh, fed by ffmpeg), curl
+# sets its titles and reads its status, and iproute2's ss sees the player's connections to it. lame, flac, vorbis-tools (oggenc), opus-tools (opusenc)
 # and wavpack make the gapless test's files as people rip them. sqlite3 makes another program's
 # database for the library index to refuse. man-db, fish and bash-completion check what
 # `make install` puts in a temporary prefix: the man page with `man -M`, the completions loaded
@@ -64,7 +64,7 @@ HARK_RUNTIME_PACKAGES=(procps pkgconf make bolt-19 binutils python3 libasound2-d
 HARK_TEST_PACKAGES=("${HARK_RUNTIME_PACKAGES[@]}" python3 tmux pulseaudio-libraries pulseaudio-utils sox gcc
   dbus-daemon dbus-bin playerctl pipewire pipewire-bin wireplumber libpipewire-0.3-modules
   libspa-0.2-modules ffmpeg python3-dbusmock kitty xterm fonts-dejavu-core xvfb xdotool icecast2 curl
-  lame flac vorbis-tools opus-tools wavpack sqlite3 man-db fish bash-completion strace mpv
+  iproute2 lame flac vorbis-tools opus-tools wavpack sqlite3 man-db fish bash-completion strace mpv
   mpv-mpris rsync)
 
 # PulseAudio's daemon is never installed: the pulseaudio package conflicts with pipewire-alsa,
