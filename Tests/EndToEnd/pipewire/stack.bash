@@ -117,6 +117,11 @@ start_pipewire_stack() {
   E2E_PIDS+=($!)
   # WirePlumber is up once it has made a default sink, as its default-nodes script does.
   wait_for 10 "WirePlumber's default sink" eval 'pactl info | grep -q "^Default Sink: [^@]"'
+  # Who set the default sink and the user's choice of it, and when: for a failure's log.
+  pw-metadata -m -n default 2>&1 | while IFS= read -r line; do
+    printf '%s %s\n' "$EPOCHREALTIME" "$line"
+  done >>"$E2E_DIR/metadata.log" &
+  E2E_PIDS+=($!)
   local lib ctl
   lib=$(pipewire_alsa_plugin)
   ctl="$(dirname "$lib")/libasound_module_ctl_pipewire.so"
