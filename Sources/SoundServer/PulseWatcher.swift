@@ -42,6 +42,8 @@ public final class PulseWatcher: @unchecked Sendable {
   private var probeEnd: OpaquePointer?
   /// Whether `.connected` was reported since the context became ready (mainloop thread).
   private var announced = false
+  /// The default sink the long-lived connection last said (mainloop thread).
+  private var saidDefault: String?
   /// Whether the context is ready: a failure then is a loss to report (mainloop thread).
   private var isConnected = false
 
@@ -255,6 +257,7 @@ public final class PulseWatcher: @unchecked Sendable {
     case PA_CONTEXT_READY:
       retryDelay = Self.firstRetryDelay
       announced = false
+      saidDefault = nil
       isConnected = true
       pa_context_set_subscribe_callback(
         c,
@@ -359,7 +362,16 @@ public final class PulseWatcher: @unchecked Sendable {
             me.report(.connected(server: version.isEmpty ? name : "\(name) \(version)"))
           }
           guard let sink = info.pointee.default_sink_name else { return }
-          me.report(.defaultSink(String(cString: sink)))
+          let name = String(cString: sink)
+          me.report(.defaultSink(name))
+          // A change is asked again on a connection of its own, whose answer comes after
+          // this one: the long-lived connection's idea of the default can be stale (see
+          // `askTheDefaultAfresh`). PipeWire 1.6's pulse service told it the headset was the
+          // default as the headset appeared, while WirePlumber kept the speakers the default
+          // and every new client was told so: the session server's current output stayed the
+          // headset (two runs in about twenty of the desktop scenarios on it).
+          if let said = me.saidDefault, said != name { me.askTheDefaultAfresh() }
+          me.saidDefault = name
         }, me))
   }
 
