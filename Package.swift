@@ -222,7 +222,7 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "Logging", package: "swift-log"),
       ]),
-    .testTarget(name: "PlatformTests", dependencies: ["Platform"]),
+    .testTarget(name: "PlatformTests", dependencies: ["Platform", "AudioTestSupport"]),
     .testTarget(name: "LyricsTests", dependencies: ["Lyrics"]),
     .testTarget(name: "UserTextTests", dependencies: ["UserText", "MediaFiles", "Platform"]),
     .testTarget(name: "MediaFilesTests", dependencies: ["MediaFiles", "AudioCore", "Platform"]),
@@ -238,12 +238,15 @@ let package = Package(
         "Scrobbling", "PlayerCore", "Platform",
         .product(name: "PropertyBased", package: "swift-property-based"),
       ]),
-    .testTarget(name: "StateFileTests", dependencies: ["StateFile", "PlayerCore", "Platform"]),
+    .testTarget(
+      name: "StateFileTests",
+      dependencies: ["StateFile", "PlayerCore", "Platform", "AudioTestSupport"]),
     // The executable's own command-line reading, against ArgumentParser's.
     .testTarget(
       name: "HarkTests",
       dependencies: [
-        "hark", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        "hark", "AudioTestSupport",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "PropertyBased", package: "swift-property-based"),
       ]),
     .testTarget(

@@ -1,4 +1,5 @@
 import AudioCore
+import AudioTestSupport
 import FFmpegDecoder
 import Glibc
 import Platform
@@ -11,12 +12,7 @@ import Testing
 /// libsndfile does not know (the error's kind, `.unknownFormat`, not its words), with
 /// libsndfile's reason kept when neither reads it.
 @Suite(.timeLimit(.minutes(2))) struct DecodersTests {
-  let folder: String = {
-    var template = Array("/tmp/hark-decoders-test.XXXXXX".utf8CString)
-    return template.withUnsafeMutableBufferPointer {
-      mkdtemp($0.baseAddress!).map { String(cString: $0) } ?? "/tmp"
-    }
-  }()
+  let folder = ScratchFolders.make("decoders")
 
   /// AAC in an ADTS stream under a .wav name: libsndfile's to open by its name, which it does
   /// not know, so FFmpeg's.

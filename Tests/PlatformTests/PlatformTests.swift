@@ -155,12 +155,7 @@ import Testing
 }
 
 @Suite struct RotatingLogFileTests {
-  private func temporaryFolder() -> String {
-    var template = Array("/tmp/hark-platform-test.XXXXXX".utf8CString)
-    return template.withUnsafeMutableBufferPointer {
-      mkdtemp($0.baseAddress!).map { String(cString: $0) } ?? "/tmp"
-    }
-  }
+  private func temporaryFolder() -> String { Scratch.folder() }
 
   private func size(_ path: String) -> Int? {
     var st = stat()

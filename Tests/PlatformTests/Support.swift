@@ -1,15 +1,11 @@
+import AudioTestSupport
 import Glibc
 import Platform
 
 /// Files and descriptors for the tests of this target.
 enum Scratch {
-  /// A new empty folder under /tmp.
-  static func folder() -> String {
-    var template = Array("/tmp/hark-platform-test.XXXXXX".utf8CString)
-    return template.withUnsafeMutableBufferPointer {
-      mkdtemp($0.baseAddress!).map { String(cString: $0) } ?? "/tmp"
-    }
-  }
+  /// A new empty folder, removed with the others when the tests end.
+  static func folder() -> String { ScratchFolders.make("platform") }
 
   /// Everything `fd` gives until its end (a blocking descriptor).
   static func readAll(_ fd: Int32) -> [UInt8] {

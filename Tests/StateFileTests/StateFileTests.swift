@@ -1,3 +1,4 @@
+import AudioTestSupport
 import Glibc
 import Platform
 import PlayerCore
@@ -6,14 +7,7 @@ import Testing
 @testable import StateFile
 
 @Suite(.timeLimit(.minutes(2))) struct StateFileTests {
-  private func temporaryFolder() -> String {
-    var template = Array("/tmp/hark-state-test.XXXXXX".utf8CString)
-    let made = template.withUnsafeMutableBufferPointer {
-      mkdtemp($0.baseAddress!).map { String(cString: $0) }
-    }
-    #expect(made != nil)
-    return made ?? "/tmp/hark-state-test.failed"
-  }
+  private func temporaryFolder() -> String { ScratchFolders.make("state") }
 
   private func write(_ text: String, to path: String) {
     let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
