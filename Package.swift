@@ -225,7 +225,9 @@ let package = Package(
     .testTarget(name: "PlatformTests", dependencies: ["Platform", "AudioTestSupport"]),
     .testTarget(name: "LyricsTests", dependencies: ["Lyrics"]),
     .testTarget(name: "UserTextTests", dependencies: ["UserText", "MediaFiles", "Platform"]),
-    .testTarget(name: "MediaFilesTests", dependencies: ["MediaFiles", "AudioCore", "Platform"]),
+    .testTarget(
+      name: "MediaFilesTests",
+      dependencies: ["MediaFiles", "AudioCore", "Platform", "AudioTestSupport"]),
     .testTarget(
       name: "PlayerCoreTests",
       dependencies: [
@@ -235,7 +237,7 @@ let package = Package(
     .testTarget(
       name: "ScrobblingTests",
       dependencies: [
-        "Scrobbling", "PlayerCore", "Platform",
+        "Scrobbling", "PlayerCore", "Platform", "AudioTestSupport",
         .product(name: "PropertyBased", package: "swift-property-based"),
       ]),
     .testTarget(
@@ -253,12 +255,15 @@ let package = Package(
       name: "PlayerLinkTests",
       dependencies: ["PlayerLink", "PlayerCore", "SessionCore", "AudioCore", "Platform"]),
     // The gain tags read from files the encoders make at test time, and the arithmetic.
-    .testTarget(name: "LoudnessTests", dependencies: ["Loudness", "LoudnessMeter", "AudioCore"]),
+    .testTarget(
+      name: "LoudnessTests",
+      dependencies: ["Loudness", "LoudnessMeter", "AudioCore", "AudioTestSupport"]),
     // The index against files made at test time, through the real hark-tags.
     .testTarget(
       name: "LibraryIndexTests",
       dependencies: [
         "LibraryIndex", "Platform", "MediaFiles", "PlayerCore", "Lyrics", "UserText",
+        "AudioTestSupport",
       ]),
     .testTarget(
       name: "SessionCoreTests",

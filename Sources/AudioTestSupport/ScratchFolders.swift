@@ -6,22 +6,21 @@ import Glibc
 public enum ScratchFolders {
   /// A new empty folder, its name beginning with `prefix`.
   public static func make(_ prefix: String) -> String {
-    var template = Array((ownFolder + "/" + prefix + ".XXXXXX").utf8CString)
+    folder(in: ownFolder, named: prefix)
+  }
+
+  /// A new folder in `parent` (mkdtemp), its name `prefix` and six random characters.
+  private static func folder(in parent: String, named prefix: String) -> String {
+    var template = Array((parent + "/" + prefix + ".XXXXXX").utf8CString)
     let made = template.withUnsafeMutableBufferPointer {
       $0.baseAddress.flatMap { mkdtemp($0) }.map { String(cString: $0) }
     }
-    guard let made else {
-      preconditionFailure("cannot make a folder in \(ownFolder): errno \(errno)")
-    }
+    guard let made else { preconditionFailure("cannot make a folder in \(parent): errno \(errno)") }
     return made
   }
 
   private static let ownFolder: String = {
-    var template = Array("/tmp/hark-tests.XXXXXX".utf8CString)
-    let made = template.withUnsafeMutableBufferPointer {
-      $0.baseAddress.flatMap { mkdtemp($0) }.map { String(cString: $0) }
-    }
-    guard let made else { preconditionFailure("cannot make a folder in /tmp: errno \(errno)") }
+    let made = folder(in: "/tmp", named: "hark-tests")
     removedAtExit = made
     atexit {
       // Made writable first: a test may leave a folder it made read-only.

@@ -1,3 +1,4 @@
+import AudioTestSupport
 import Testing
 
 @testable import LibraryIndex
@@ -132,7 +133,7 @@ import Testing
 /// against processes: a helper runs its input in order, answering each path or dying on it,
 /// and may die or fail to start at random.
 private struct World {
-  var rng: SplitMix
+  var rng: SeededRandom
   let count: Int
   let sizes: [Int]
   var plan: TagReadAhead
@@ -158,7 +159,7 @@ private struct World {
   }
 
   init(seed: UInt64) {
-    rng = SplitMix(seed: seed)
+    rng = SeededRandom(seed: seed &+ 0x6861_726B)
     count = Int.random(in: 0...60, using: &rng)
     let n = Int.random(in: 1...4, using: &rng)
     let depth = Int.random(in: 1...5, using: &rng)
@@ -179,7 +180,7 @@ private struct World {
     if n > 1 { coverage.insert("several helpers") }
   }
 
-  func chance(_ perMille: Int, _ rng: inout SplitMix) -> Bool {
+  func chance(_ perMille: Int, _ rng: inout SeededRandom) -> Bool {
     Int.random(in: 0..<1000, using: &rng) < perMille
   }
 
@@ -307,18 +308,5 @@ private struct World {
         }
       }
     }
-  }
-}
-
-/// A seeded generator, so that a failing sequence comes back by its seed.
-private struct SplitMix: RandomNumberGenerator {
-  var state: UInt64
-  init(seed: UInt64) { state = seed &+ 0x6861_726B }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
   }
 }

@@ -1,4 +1,5 @@
 import AudioCore
+import AudioTestSupport
 import Glibc
 import Testing
 
@@ -211,7 +212,7 @@ import Testing
 /// The blocks kept in the index: their bytes, and their gating against each block's own.
 @Suite struct LoudnessBlocksTests {
   @Test func blocksSurviveTheirBytes() throws {
-    var generator = SplitMix(seed: 38)
+    var generator = SeededRandom(seed: 38)
     for _ in 0..<300 {
       var blocks = LoudnessBlocks()
       for _ in 0..<Int.random(in: 0...3000, using: &generator) {
@@ -230,7 +231,7 @@ import Testing
   /// Binned, a block counts at its bin's middle and on the gate's side its bin's middle is:
   /// within the 0.1 LU a meter is allowed (EBU Tech 3341) for any track of 30 s or more.
   @Test func binnedGatingAgreesWithEachBlocksOwnWithinATenthOfALU() throws {
-    var generator = SplitMix(seed: 0x6861_726B)
+    var generator = SeededRandom(seed: 0x6861_726B)
     for _ in 0..<1000 {
       let count = Int.random(in: 300...3000, using: &generator)
       let centre = Double.random(in: -50 ... -5, using: &generator)
@@ -260,18 +261,5 @@ import Testing
     let kept = loud.filter { $0 >= gate }.map { pow(10, ($0 + 0.691) / 10) }
     guard !kept.isEmpty else { return nil }
     return LoudnessBlocks.loudness(ofEnergy: kept.reduce(0, +) / Double(kept.count))
-  }
-}
-
-/// A seeded generator, so that a failure comes back on the next run.
-struct SplitMix: RandomNumberGenerator {
-  var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
   }
 }

@@ -1,3 +1,4 @@
+import AudioTestSupport
 import Platform
 import Testing
 
@@ -8,7 +9,7 @@ struct StampedFilesTests {
   /// Paths as a library has them: nested, long and short, not all ASCII, one with a byte that
   /// is not UTF-8 (escaped as `FileName` escapes it), one that is a prefix of another.
   static func paths(_ count: Int, seed: UInt64) -> [String] {
-    var random = SplitMix(seed: seed)
+    var random = SeededRandom(seed: seed)
     let words = ["Zoë", "Björk", "坂本", "Кино", "a", "Live", "01 Intro", "x", "Sigur Rós", ""]
     var out = Set<String>()
     while out.count < count {
@@ -69,18 +70,5 @@ struct StampedFilesTests {
     let sorted = files.sortedByPath(Array(files.indices)).map { files.path($0) }
     #expect(sorted == paths.sorted { PathKey($0) < PathKey($1) })
     #expect(files.sortedByPath([]) == [])
-  }
-}
-
-/// A small seeded generator (SplitMix64), so that a failure names its seed and comes again.
-private struct SplitMix {
-  var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
   }
 }

@@ -1,3 +1,4 @@
+import AudioTestSupport
 import Testing
 
 @testable import Scrobbling
@@ -189,7 +190,7 @@ import Testing
   /// A player, played at random, and each play's heard time kept by hand.
   struct Simulation {
     var run = Run()
-    var generator: SplitMix
+    var generator: SeededRandom
     var entry = 0
     var current: ListenedTrack?
     var state = PlayingFacts.State.stopped
@@ -211,7 +212,7 @@ import Testing
     var coverage: Set<String> = []
 
     init(seed: UInt64) {
-      generator = SplitMix(seed: seed)
+      generator = SeededRandom(seed: seed &+ 0x6861_726B)
       sendSpoken = seed % 2 == 0
       run.rules = ListenRules(sendSpokenWord: sendSpoken)
     }
@@ -409,18 +410,5 @@ import Testing
         "counted by time", "radio counted at its end", "repeat one", "paused",
         "played again by a seek", "radio title", "listens",
       ]), "\(coverage)")
-  }
-}
-
-/// A seeded generator, so that a failing sequence comes back by its seed.
-struct SplitMix: RandomNumberGenerator {
-  var state: UInt64
-  init(seed: UInt64) { state = seed &+ 0x6861_726B }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
   }
 }
