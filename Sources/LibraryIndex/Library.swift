@@ -153,12 +153,18 @@ public final class Library {
     // every script) are brought up to date in place (`upgrade`): their tracks stay, and the
     // indexes are built from them, rather than every file read again.
     let before = (try? database.scalar("PRAGMA user_version")).flatMap { Int($0 ?? "") } ?? 0
+    // The application id set only where it is not yet: setting it is a write, so every
+    // opening took the write lock, and the interface's readers, opened while a scan wrote its
+    // next 500 tracks, waited for that commit (or failed after the 5 s SQLite waits). An index
+    // that is up to date is opened without a write (its tables, indexes and triggers exist).
+    let id = (try? database.scalar("PRAGMA application_id")).flatMap { Int32($0) } ?? 0
+    let setID = id == Self.applicationID ? "" : "PRAGMA application_id = \(Self.applicationID);"
     try database.execute(
       """
       PRAGMA journal_mode = WAL;
       PRAGMA synchronous = NORMAL;
       PRAGMA recursive_triggers = ON;
-      PRAGMA application_id = \(Self.applicationID);
+      \(setID)
       CREATE TABLE IF NOT EXISTS tracks (
         path TEXT PRIMARY KEY NOT NULL, size INTEGER NOT NULL, mtime INTEGER NOT NULL,
         title TEXT, artist TEXT, album_artist TEXT, album TEXT, track INTEGER, disc INTEGER,

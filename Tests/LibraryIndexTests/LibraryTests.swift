@@ -47,6 +47,22 @@ import Testing
     return try Library(path: index)
   }
 
+  /// Opening an index that is up to date takes no write lock, checked (as a scan opens it) or
+  /// not (the interface's readers): each opening wrote the application id again, so a reader
+  /// opened while a scan held the write lock for its next 500 tracks waited for their commit,
+  /// and failed after SQLite's 5 s. A new index is still made hark's.
+  @Test func openingAnIndexThatIsUpToDateTakesNoWriteLock() throws {
+    let made = try Library(path: index)
+    #expect(try made.database.scalar("PRAGMA application_id") == "\(Library.applicationID)")
+    let scan = try Database(path: index)
+    try scan.execute("BEGIN IMMEDIATE")
+    defer { try? scan.execute("ROLLBACK") }
+    let reader = try Library(path: index, checked: false)
+    #expect(try reader.count() == 0)
+    let checked = try Library(path: index)
+    #expect(checked.setAside == nil)
+  }
+
   @Test func aScanReadsEveryFileAndARescanOnlyWhatChanged() throws {
     let library = try makeLibrary()
     #expect(library.setAside == nil)
