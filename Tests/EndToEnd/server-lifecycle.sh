@@ -9,11 +9,11 @@ out=$(env -u XDG_RUNTIME_DIR "$HARK_BIN" status 2>&1); rc=$?
 set -e
 [ $rc -eq 1 ] || fail "missing XDG_RUNTIME_DIR: exit $rc, expected 1"
 [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] || fail "missing XDG_RUNTIME_DIR: more than one line: $out"
-printf '%s' "$out" | grep -q '^hark: $XDG_RUNTIME_DIR is not set' || fail "unclear error: $out"
+grep -q '^hark: $XDG_RUNTIME_DIR is not set' <<<"$out" || fail "unclear error: $out"
 set +e
 out=$(XDG_RUNTIME_DIR=/etc/passwd "$HARK_BIN" call 2>&1); rc=$?
 set -e
-[ $rc -eq 1 ] && printf '%s' "$out" | grep -q "'/etc/passwd' is not a directory" \
+[ $rc -eq 1 ] && grep -q "'/etc/passwd' is not a directory" <<<"$out" \
   || fail "a file as XDG_RUNTIME_DIR: exit $rc: $out"
 # Where scripts/quickstart put the player's server (no login gave a runtime directory), a
 # second terminal is told exactly what to export.

@@ -224,8 +224,10 @@ run_desktop_scenarios() {
   # treat it as music (the sound server may translate the role's case).
   local props
   props=$(stream_props "$PID_player")
-  echo "$props" | grep -qix "media.role=music" || fail "hark's stream has no music role: $props"
-  echo "$props" | grep -qx "application.id=org.hark.player" || fail "hark's stream has no application.id: $props"
+  # (Read from a here-string: `echo | grep -q` under pipefail failed when grep, done at the
+  # match, closed the pipe before echo had written the lines after it.)
+  grep -qix "media.role=music" <<<"$props" || fail "hark's stream has no music role: $props"
+  grep -qx "application.id=org.hark.player" <<<"$props" || fail "hark's stream has no application.id: $props"
   pass "$STACK/$DEVICE: hark's stream says media.role=$(echo "$props" | grep -i "^media.role=" | cut -d= -f2) and application.id=org.hark.player"
   local t0 leak
   t0=$(now)
