@@ -13,6 +13,14 @@ import Glibc
 public func replaceFile(_ path: String, with bytes: some Sequence<UInt8>, mode: mode_t = 0o600)
   throws(SystemError)
 {
+  try replaceFile(path, mode: mode) { fd throws(SystemError) in try writeAll(fd, bytes) }
+}
+
+/// `replaceFile(_:with:mode:)` for content written a part at a time: `write` writes it to the
+/// temporary's descriptor (`writeAll`), so that a large file is never whole in memory.
+public func replaceFile(
+  _ path: String, mode: mode_t = 0o600, writing write: (Int32) throws(SystemError) -> Void
+) throws(SystemError) {
   let folder = path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) }
   if let folder { makeDirectories(folder) }
   let temporary = path + ".tmp.\(getpid())"
@@ -23,7 +31,7 @@ public func replaceFile(_ path: String, with bytes: some Sequence<UInt8>, mode: 
     unlink(FileName.c(temporary))
     return error
   }
-  do { try writeAll(fd, bytes) } catch {
+  do { try write(fd) } catch {
     throw fail(SystemError(code: error.code, operation: "writing '\(temporary)'"))
   }
   // The data must be on the disk before the rename makes it the file: otherwise a crash can

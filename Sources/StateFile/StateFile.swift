@@ -70,9 +70,9 @@ public struct StateFileError: Error, Hashable, Sendable, CustomStringConvertible
   }
 }
 
-/// `$XDG_STATE_HOME/hark/state.json`: read at start, written on quit, atomically (`replaceFile`:
-/// a temporary file, fsync, rename, fsync of the folder), so a crash or a full disk leaves the
-/// old file.
+/// `$XDG_STATE_HOME/hark/state.json`: read at start, written while the player runs
+/// (`SaveSchedule`) and on quit, atomically (`replaceFile`: a temporary file, fsync, rename,
+/// fsync of the folder), so a crash or a full disk leaves the old file.
 public struct StateFile: Sendable {
   public let path: String
 
@@ -120,15 +120,15 @@ public struct StateFile: Sendable {
   }
 
   /// Writes `state` so that a reader sees the old file or the new one, never a torn one.
+  /// Written a part at a time (`SavedState.json`): the player saves while it runs, and
+  /// JSONEncoder held a queue of 50,000 paths whole, twice over (its tree and its 5 MB of
+  /// output), which stayed in the player's memory after the save.
   public func save(_ state: SavedState) throws(StateFileError) {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-    var bytes: [UInt8]
-    do { bytes = [UInt8](try encoder.encode(state)) } catch {
-      preconditionFailure("a SavedState always encodes: \(error)")
-    }
-    bytes.append(0x0A)
-    do { try replaceFile(path, with: bytes) } catch {
+    do {
+      try replaceFile(path) { fd throws(SystemError) in
+        try state.json { part throws(SystemError) in try writeAll(fd, part) }
+      }
+    } catch {
       throw StateFileError(operation: error.operation, code: error.code)
     }
   }
@@ -184,4 +184,57 @@ public enum StatePaths {
 
   /// `hark.log` in `directory()`: where stderr goes while the interface owns the terminal.
   public static func log() -> String? { directory().map { $0 + "/hark.log" } }
+}
+
+extension SavedState {
+  /// The state as JSON, laid out as JSONEncoder lays it out (pretty-printed, keys sorted, slashes
+  /// as they are), handed to `emit` in parts of about `chunk` bytes.
+  func json(chunk: Int = 1 << 16, _ emit: ([UInt8]) throws(SystemError) -> Void)
+    throws(SystemError)
+  {
+    var out: [UInt8] = []
+    out.reserveCapacity(chunk + 4096)
+    out += "{\n".utf8
+    if let current { out += "  \"current\" : \(current),\n".utf8 }
+    out += "  \"position\" : \(position.isFinite ? position : 0),\n  \"queue\" : [".utf8
+    for (i, path) in queue.enumerated() {
+      out += (i == 0 ? "\n    " : ",\n    ").utf8
+      Self.append(string: path, to: &out)
+      if out.count >= chunk {
+        try emit(out)
+        out.removeAll(keepingCapacity: true)
+      }
+    }
+    out += (queue.isEmpty ? "\n\n  ],\n" : "\n  ],\n").utf8
+    out += "  \"repeat\" : \"\(repeatMode.rawValue)\",\n  \"shuffle\" : \(shuffle),\n".utf8
+    out += "  \"version\" : \(version)\n}\n".utf8
+    try emit(out)
+  }
+
+  /// `text` as a JSON string: quoted, its quotes, backslashes and control characters escaped.
+  static func append(string text: String, to out: inout [UInt8]) {
+    out.append(0x22)
+    // A path is almost always plain: its bytes are copied as a run, not one at a time.
+    let plain = text.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+      guard !bytes.contains(where: { $0 < 0x20 || $0 == 0x22 || $0 == 0x5C }) else { return false }
+      out.append(contentsOf: bytes)
+      return true
+    }
+    if plain != true { appendEscaped(text, to: &out) }
+    out.append(0x22)
+  }
+
+  private static func appendEscaped(_ text: String, to out: inout [UInt8]) {
+    let hex = Array("0123456789abcdef".utf8)
+    for byte in text.utf8 {
+      switch byte {
+      case 0x22, 0x5C: out += [0x5C, byte]
+      case 0x0A: out += [0x5C, UInt8(ascii: "n")]
+      case 0x0D: out += [0x5C, UInt8(ascii: "r")]
+      case 0x09: out += [0x5C, UInt8(ascii: "t")]
+      case 0..<0x20: out += Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 15)]]
+      default: out.append(byte)
+      }
+    }
+  }
 }

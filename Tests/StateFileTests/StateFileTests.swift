@@ -62,6 +62,39 @@ import Testing
     #expect(files(in: folder) == ["state.json"])
   }
 
+  /// The file is written a part at a time by hark's own writer: random queues of names with
+  /// quotes, backslashes, control characters, slashes and any script come back as they were,
+  /// however small the parts, and each part but the last is at least as long as asked.
+  @Test(arguments: 0..<8) func anyQueueWrittenInPartsComesBackAsItWas(seed: Int) throws {
+    var random = SeededRandom(seed: UInt64(seed) &+ 0x57A7E)
+    let pieces = [
+      "\"", "\\", "/", "\n", "\t", "\r", "\u{1}", "\u{1F}", "\u{7F}", "é", "夜", "🎵",
+      "a b", "\u{2028}", "\\u0041", "{", "]", ",",
+    ]
+    var state = sample
+    state.queue = (0..<Int.random(in: 0...300, using: &random)).map { _ in
+      "/"
+        + (0..<Int.random(in: 1...12, using: &random)).map { _ in
+          pieces[Int.random(in: 0..<pieces.count, using: &random)]
+        }.joined()
+    }
+    state.current =
+      state.queue.isEmpty ? nil : Int.random(in: 0..<state.queue.count, using: &random)
+    state.position = [0, 12, 0.1, 1e-7, 3599.999, 86_400.5][Int.random(in: 0..<6, using: &random)]
+    state.shuffle = Bool.random(using: &random)
+    state.repeatMode = RepeatMode.allCases[Int.random(in: 0..<3, using: &random)]
+    let chunk = [1, 7, 100, 1 << 16][seed % 4]
+    var parts: [[UInt8]] = []
+    try state.json(chunk: chunk) { parts.append($0) }
+    #expect(parts.dropLast().allSatisfy { $0.count >= chunk })
+    let folder = temporaryFolder()
+    let file = StateFile(path: folder + "/state.json")
+    write(String(decoding: parts.joined(), as: UTF8.self), to: file.path)
+    #expect(file.load() == .restored(state))
+    try file.save(state)
+    #expect(file.load() == .restored(state))
+  }
+
   /// A name that is not UTF-8 (Latin-1 "café") comes back as the very bytes.
   @Test func aNameThatIsNotUTF8RoundTrips() throws {
     let folder = temporaryFolder()
