@@ -161,3 +161,24 @@ expect_screen "⏸ Paused   Cherry"
 keys 2
 wait_for 5 "the file named selected" row_selected Cherry
 pass "hark PATH with no player running: the saved queue back, the file added, current and selected"
+
+# --- Killed while it plays (a crash, the out-of-memory killer, kill -9): what it had a few
+# seconds before is on disk already, not only what the last quit saved. A file added and play,
+# then the player killed: the next `hark` starts on that queue, at that entry, paused (G1).
+player=$(player_pid)
+state="$XDG_STATE_HOME/hark/state.json"
+hark add "$E2E_DIR/more/Apple.wav" >/dev/null || fail "hark add failed"
+hark ctl play >/dev/null || fail "hark ctl play failed"
+expect_screen "Queue ($((before + 2)))"
+wait_until 10 "the queue saved while playing" "python3 - '$state' <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+sys.exit(0 if s['queue'][-1].endswith('/Apple.wav') and s['queue'][s['current']].endswith('/Cherry.wav') else 1)
+PY"
+kill -9 "$player"
+expect_screen "hark-exit=" 10
+keys "clear; '$HARK_BIN' --device pulse; echo \"hark-exit=\$?\"" Enter
+expect_screen "Queue ($((before + 2)))" 10
+expect_screen "⏸ Paused   Cherry"
+wait_until 10 "a new player" '[ -n "$(player_pid)" ] && [ "$(player_pid)" != "$player" ]'
+pass "a player killed while it played: the next hark starts on the queue it had, paused at its entry"

@@ -138,10 +138,12 @@ enum PlayerHost {
     // Interfaces attach at once and draw; what they ask is carried out once the saved queue
     // is restored (0.1 s to read 50,000 paths, as long to restore them).
     serving?.start(holdingRequests: o.restore)
-    var stateDamaged = false
+    // The file as it was at start is damaged: the first save sets it aside.
+    let stateDamaged = Locked(false)
+    var found = Restored.missing
     if o.restore {
-      let found = await Self.restore(player, from: stateFile, settings: o.settings, serving)
-      stateDamaged = found == .damaged
+      found = await Self.restore(player, from: stateFile, settings: o.settings, serving)
+      stateDamaged.withLock { $0 = found == .damaged }
       serving?.takeRequests()
       if found != .restored, let folder = o.queueFolder {
         // Nothing saved (or the file is damaged): the music folder, walked in the background (a
@@ -152,13 +154,22 @@ enum PlayerHost {
         }
       }
     }
+    // Saved while it plays too, so that a crash loses little (`SaveSchedule`).
+    let keeper = stateFile.map {
+      StateKeeper(
+        player, in: $0, restored: found == .restored, damaged: stateDamaged, hadQueue: hadQueue)
+    }
     await running.value
+    keeper?.stop()
 
     var problem: String?
     let (why, status, saved) = ending.outcome
     if let saved, let file = stateFile {
-      if stateDamaged, let aside = file.setAside() {
-        HarkLog.write("the damaged state file was moved to '\(aside)'")
+      stateDamaged.withLock { damaged in
+        if damaged, let aside = file.setAside() {
+          HarkLog.write("the damaged state file was moved to '\(aside)'")
+        }
+        damaged = false
       }
       do { try file.save(saved) } catch {
         // The queue the user had is in the old state file, untouched.
