@@ -9,10 +9,14 @@ import PlayerCore
 /// The rules:
 /// - A change of the queue, of the current entry, of shuffle or repeat, a pause, a stop or a
 ///   resume is saved `settle` after the first change not saved yet: a burst of changes (a folder
-///   added in parts, keys pressed in a row) is one save, and a change undone before it is none.
+///   added in parts, keys pressed in a row) is one save, and a change of shuffle, repeat or the
+///   entry undone before it is none.
 /// - While paused or stopped, a move of the position (a seek) is a change.
-/// - While playing, the position is saved every `whilePlaying`, or less often when saves take
-///   long (a queue of 200,000 paths): never more than a `1 / shareOfTime` of the time.
+/// - While playing, the position is saved every `whilePlaying`.
+/// - After a save, the next waits at least `shareOfTime` times as long as it took: saves never
+///   take more than a `1 / shareOfTime` of the time, however long the queue (200,000 paths) and
+///   however often it changes (a held `n`).
+/// - A save that failed (a full disk) is tried again `retryAfter` later, its changes still due.
 /// - Nothing is saved until something differs from what the file holds: a player that restored
 ///   the file and was left alone writes nothing.
 public struct SaveSchedule: Sendable, Equatable {
@@ -54,15 +58,18 @@ public struct SaveSchedule: Sendable, Equatable {
   public static let whilePlaying: UInt64 = 60_000_000_000
   /// Saves take at most one part in this many of the time while playing.
   public static let shareOfTime: UInt64 = 200
+  /// From a failed save to the next try, in nanoseconds.
+  public static let retryAfter: UInt64 = 60_000_000_000
   /// A move of the position, in seconds, that is a change while paused.
   static let moved = 1.0
 
   /// What the file holds, as far as this player knows; nil before anything was saved or read.
   public private(set) var saved: Seen?
   private var savedAt: UInt64
-  private var lastSaveTook: UInt64 = 0
   /// When the first change not saved yet was seen.
   private var changedAt: UInt64?
+  /// No save before this (the last one's share of the time, or a failure's wait).
+  private var notBefore: UInt64 = 0
 
   /// `saved`: what the file holds `now` (restored from it), or nil (nothing there, a damaged
   /// file, or files given to play: the first change is saved).
@@ -77,7 +84,7 @@ public struct SaveSchedule: Sendable, Equatable {
     guard let saved else {
       let first = changedAt ?? now
       changedAt = first
-      return first + Self.settle
+      return max(first + Self.settle, notBefore)
     }
     var due: UInt64?
     if seen.differs(from: saved) {
@@ -88,18 +95,22 @@ public struct SaveSchedule: Sendable, Equatable {
       changedAt = nil
     }
     if seen.playing && saved.playing && seen.position != saved.position {
-      let every = max(Self.whilePlaying, Self.shareOfTime &* lastSaveTook)
-      let periodic = savedAt &+ every
+      let periodic = savedAt &+ Self.whilePlaying
       due = due.map { min($0, periodic) } ?? periodic
     }
-    return due
+    return due.map { max($0, notBefore) }
   }
 
   /// `seen` was saved at `now`, in `took` nanoseconds.
   public mutating func didSave(_ seen: Seen, at now: UInt64, took: UInt64) {
     saved = seen
     savedAt = now
-    lastSaveTook = took
     changedAt = nil
+    notBefore = now &+ took &+ Self.shareOfTime &* took
+  }
+
+  /// A save begun at `now` failed: what it was to save is still due, `retryAfter` later.
+  public mutating func didFail(at now: UInt64, took: UInt64) {
+    notBefore = now &+ took &+ max(Self.retryAfter, Self.shareOfTime &* took)
   }
 }

@@ -167,6 +167,13 @@ pass "hark PATH with no player running: the saved queue back, the file added, cu
 # then the player killed: the next `hark` starts on that queue, at that entry, paused (G1).
 player=$(player_pid)
 state="$XDG_STATE_HOME/hark/state.json"
+# The file named as the player started (its request held while the saved queue came back) is
+# saved with no other change.
+wait_until 10 "the file named saved, current" "python3 - '$state' <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+sys.exit(0 if len(s['queue']) == $((before + 1)) and s['queue'][s['current']].endswith('/Cherry.wav') else 1)
+PY"
 hark add "$E2E_DIR/more/Apple.wav" >/dev/null || fail "hark add failed"
 hark ctl play >/dev/null || fail "hark ctl play failed"
 expect_screen "Queue ($((before + 2)))"

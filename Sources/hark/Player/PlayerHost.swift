@@ -144,8 +144,17 @@ enum PlayerHost {
     if o.restore {
       found = await Self.restore(player, from: stateFile, settings: o.settings, serving)
       stateDamaged.withLock { $0 = found == .damaged }
+    }
+    // Saved while it plays too, so that a crash loses little (`SaveSchedule`): kept from before
+    // the requests held during the restore are let go (a `hark PATH`'s files), so that what they
+    // change is saved.
+    let keeper = stateFile.map {
+      StateKeeper(
+        player, in: $0, restored: found.state, damaged: stateDamaged, hadQueue: hadQueue)
+    }
+    if o.restore {
       serving?.takeRequests()
-      if found != .restored, let folder = o.queueFolder {
+      if found.state == nil, let folder = o.queueFolder {
         // Nothing saved (or the file is damaged): the music folder, walked in the background (a
         // library of 50,000 tracks takes a second or two).
         startThread(named: "hark-queue") {
@@ -153,11 +162,6 @@ enum PlayerHost {
           Task { await player.perform(.add(found, play: false)) }
         }
       }
-    }
-    // Saved while it plays too, so that a crash loses little (`SaveSchedule`).
-    let keeper = stateFile.map {
-      StateKeeper(
-        player, in: $0, restored: found == .restored, damaged: stateDamaged, hadQueue: hadQueue)
     }
     await running.value
     keeper?.stop()
@@ -191,7 +195,15 @@ enum PlayerHost {
     return status ?? (o.headless ? 1 : 0)
   }
 
-  private enum Restored { case restored, damaged, missing }
+  private enum Restored: Equatable {
+    case restored(SavedState)
+    case damaged, missing
+
+    /// What the player was given back.
+    var state: SavedState? {
+      if case .restored(let s) = self { s } else { nil }
+    }
+  }
 
   /// The saved queue into `player`, paused where it was (G1); the config's shuffle and repeat
   /// where nothing was saved. A damaged file is said, and set aside at the next save.
@@ -206,7 +218,7 @@ enum PlayerHost {
         .restore(
           paths: s.queue, current: s.current, position: s.position, shuffle: s.shuffle,
           repeatMode: s.repeatMode))
-      return .restored
+      return .restored(s)
     case .damaged(let why):
       let message = PlayerMessage.savedQueueDamaged(
         file: stateFile?.path ?? "state.json", reason: why)

@@ -20,25 +20,30 @@ final class StateKeeper: Sendable {
   private let damaged: Locked<Bool>
   /// Whether the player has had a queue (restored or given): until then nothing is saved.
   private let hadQueue: Locked<Bool>
-  private let restored: Bool
+  /// What the file held and the player was given back, if it was.
+  private let restored: SavedState?
   private let shared = Locked(Shared())
   private let wake = Platform.Semaphore()
   private let ended = Platform.Semaphore()
 
-  /// Starts keeping `player`'s state in `file`. `restored`: the player holds what the file
-  /// held (nothing is saved until something changes).
+  /// Starts keeping `player`'s state in `file`. `restored`: what the file held, when the
+  /// player was given it back (nothing is saved while the player holds just that).
   init(
-    _ player: Player, in file: StateFile, restored: Bool, damaged: Locked<Bool>,
+    _ player: Player, in file: StateFile, restored: SavedState?, damaged: Locked<Bool>,
     hadQueue: Locked<Bool>
   ) {
     self.file = file
     self.restored = restored
     self.damaged = damaged
     self.hadQueue = hadQueue
-    shared.withLock { $0.latest = player.snapshot }
+    // Watching first: a change between the two is seen.
     player.observe { [self] snapshot, _ in
       shared.withLock { $0.latest = snapshot }
       wake.signal()
+    }
+    let now = player.snapshot
+    shared.withLock { s in
+      if s.latest == nil { s.latest = now }
     }
     startThread(named: "hark-state") { [self] in
       loop()
@@ -63,7 +68,10 @@ final class StateKeeper: Sendable {
       else { return }
       if stopping { return }
       let now = monotonicNanoseconds()
-      if !Self.sameEntries(snapshot.queue, queue) {
+      switch Self.compare(snapshot.queue, queue) {
+      case .sameStorage: break
+      case .sameEntries: queue = snapshot.queue  // (so that the next look is quick)
+      case .changed:
         queue = snapshot.queue
         queueChanges += 1
       }
@@ -72,7 +80,9 @@ final class StateKeeper: Sendable {
         repeatMode: snapshot.repeatMode, playing: snapshot.state == .playing,
         position: snapshot.current != nil ? snapshot.position(at: now) : 0)
       if schedule == nil {
-        schedule = SaveSchedule(saved: restored ? seen : nil, at: now)
+        // What the player holds is what the file holds, or the first change is due.
+        let holds = restored.map { Self.same(SavedState.of(snapshot, now: now), $0) } ?? false
+        schedule = SaveSchedule(saved: holds ? seen : nil, at: now)
       }
       var due = hadQueue.withLock { $0 } ? schedule?.due(seeing: seen, at: now) : nil
       if let at = due, at <= now {
@@ -83,12 +93,11 @@ final class StateKeeper: Sendable {
         if let problem {
           if !failing { HarkLog.write(problem) }
           failing = true
-          // Tried again at the next change, or a minute on.
-          schedule?.didSave(seen, at: now, took: took)
+          schedule?.didFail(at: began, took: took)
         } else {
           if failing { HarkLog.write("the queue is saved again in '\(file.path)'") }
           failing = false
-          schedule?.didSave(seen, at: now, took: took)
+          schedule?.didSave(seen, at: began, took: took)
         }
         due = schedule?.due(seeing: seen, at: monotonicNanoseconds())
       }
@@ -118,15 +127,23 @@ final class StateKeeper: Sendable {
     }
   }
 
-  /// The same entries in the same order: the same array storage (the player hands on the
-  /// queue it has until it changes), else the same ids one by one.
-  static func sameEntries(_ a: [QueuedTrack], _ b: [QueuedTrack]) -> Bool {
-    guard a.count == b.count else { return false }
+  enum Comparison { case sameStorage, sameEntries, changed }
+
+  /// Whether `a` holds the entries `b` holds, in the same order: the same array storage (the
+  /// player hands on the queue it has until it changes), else the same ids one by one.
+  static func compare(_ a: [QueuedTrack], _ b: [QueuedTrack]) -> Comparison {
+    guard a.count == b.count else { return .changed }
     let same = a.withUnsafeBufferPointer { x in
       b.withUnsafeBufferPointer { y in x.baseAddress == y.baseAddress }
     }
-    if same { return true }
-    for i in a.indices where a[i].id != b[i].id { return false }
-    return true
+    if same { return .sameStorage }
+    for i in a.indices where a[i].id != b[i].id { return .changed }
+    return .sameEntries
+  }
+
+  /// What the file keeps is the same in both (the position to within a second).
+  static func same(_ a: SavedState, _ b: SavedState) -> Bool {
+    a.queue == b.queue && a.current == b.current && a.shuffle == b.shuffle
+      && a.repeatMode == b.repeatMode && abs(a.position - b.position) < 1
   }
 }
