@@ -68,8 +68,7 @@ public final class PulseStream: AudioOutput {
   /// at a time and cannot give it back: a rewrite that lands behind where it has read loses its
   /// start, and a pause's ramp lost so was a cut (15 ms: 3 runs of clicks.sh in 10 had one).
   public let framesKeptByRewind: Int
-  /// The server is PipeWire's pulse service: its timing is asked for afresh before a rewind
-  /// and after a flush.
+  /// The server is PipeWire's pulse service: its timing is asked for afresh after a flush too.
   private let onPipeWire: Bool
 
   /// What libpulse's callbacks report.
@@ -417,12 +416,16 @@ public final class PulseStream: AudioOutput {
     guard frames > 0, gone == nil else { return 0 }
     // What the server holds: its latency once the stream plays (its own count, right even
     // when an underflow's news came after the writes that refilled it), all that was written
-    // before (`delayFrames`). On PipeWire's pulse service as it says it now: interpolated from
-    // its last report, the count was off by a few milliseconds at any time and up to 100 ms
-    // after a flush (its read position moves a quantum at a time), and the rewrite landed
-    // behind what it had read. PulseAudio's count is right as it is (clicks.sh, 10 of 10), so
-    // its pause does not wait for the round trip.
-    if onPipeWire { refreshTiming() }
+    // before (`delayFrames`), as the server says it now, not interpolated from its last
+    // report: on PipeWire's pulse service that was off by a few milliseconds at any time and
+    // by up to 100 ms after a flush (its read position moves a quantum at a time); on
+    // PulseAudio, with both cores busy, the last report was at times 70 ms old and the server
+    // had read further than the count foretold. Either way the rewrite landed behind what the
+    // server had read, and the ramp lost its start, heard as a click (clicks.sh beside two busy
+    // loops on PulseAudio: 3 runs in 100 before, none in 40 since, where the ramp's start was
+    // at least 2.5 ms ahead of the server's reading in all 280 pauses, seeks and skips). A
+    // local server answers within a millisecond.
+    refreshTiming()
     guard gone == nil else { return 0 }
     let held = serverDelayFrames() - pendingRewind
     let back = min(frames, held - framesKeptByRewind)
@@ -434,7 +437,7 @@ public final class PulseStream: AudioOutput {
   }
 
   /// Asks the server for its timing now and waits for the answer (20 ms at most; a local
-  /// server answers within a millisecond): before a rewind and after a flush, on PipeWire.
+  /// server answers within a millisecond): before a rewind, and after a flush on PipeWire.
   private func refreshTiming() {
     guard let op = pa_stream_update_timing_info(stream, nil, nil) else { return }
     defer { pa_operation_unref(op) }
