@@ -657,22 +657,40 @@ for o in json.load(sys.stdin):
 # 0.2 s of a prompt's start on an idle machine; beside a busy core it came once later than
 # 1.4 s into a prompt of 2.5 s, which a fixed window over the prompt's last second read as half
 # a duck, and once not before its end: the level is followed from the start of a longer prompt.
+# Returns 1, with $duck_miss saying what was heard, when WirePlumber did not duck hark or did
+# not hold its duck (hark at its full level for most of the prompt: beside a busy core, once in
+# about 70 prompts, on 0.5.15: the duck heard for the prompt's first tenth of a second and not
+# in the 3 s after, the links as they should be); the caller plays the prompt again. Any other
+# level (hark ducked twice over, or not at all but not at its full level either) fails at once.
 expect_one_duck() {
   local what=$1 t1=$2 t2=$3 before=$4 found at pieces
+  duck_miss=
   found=$(python3 "$PROBE" ducked "$OUT_REC" "$t1" "$(python3 -c "print($t2 - 0.3)")" 440 \
     "$(python3 -c "print($before - 10.46)")")
-  if [ "$found" = none ]; then
-    role_graph
-    fail "roles on $STACK/$DEVICE: $what: hark at ${before} dBFS before, never $(python3 -c "print(round($before - 10.46, 2))") (WirePlumber's 10.5 dB) in the $(python3 -c "print(round($t2 - $t1, 1))") s it spoke: $(tone_on_out "$t1" "$t2") dBFS"
+  if [ "$found" != none ]; then
+    read -r at during pieces <<<"$found"
+    duck_ms=$(python3 -c "print(round($at * 1000))")
+    check "abs(($during) - ($before) + 10.46) < 2 and $pieces >= 5" && return 0
   fi
-  read -r at during pieces <<<"$found"
-  duck_ms=$(python3 -c "print(round($at * 1000))")
-  check "abs(($during) - ($before) + 10.46) < 2 and $pieces >= 5" \
-    || { role_graph; fail "roles on $STACK/$DEVICE: $what: hark at ${before} dBFS before, ${during} from $duck_ms ms in, for $pieces tenths of a second (WirePlumber's duck is 10.5 dB, once)"; }
+  role_graph
+  local heard
+  heard=$(tone_on_out "$t1" "$(python3 -c "print($t2 - 0.3)")")
+  if check "abs(($heard) - ($before)) < 2"; then
+    if [ "$found" = none ]; then
+      duck_miss="hark at ${before} dBFS before, ${heard} dBFS over the $(python3 -c "print(round($t2 - $t1, 1))") s it spoke: never ducked"
+    else
+      duck_miss="hark at ${before} dBFS before, ducked from $duck_ms ms in but ${during} dBFS for most of the $pieces tenths of a second after"
+    fi
+    return 1
+  fi
+  if [ "$found" = none ]; then
+    fail "roles on $STACK/$DEVICE: $what: hark at ${before} dBFS before, never $(python3 -c "print(round($before - 10.46, 2))") (WirePlumber's 10.5 dB) in the $(python3 -c "print(round($t2 - $t1, 1))") s it spoke: ${heard} dBFS"
+  fi
+  fail "roles on $STACK/$DEVICE: $what: hark at ${before} dBFS before, ${during} from $duck_ms ms in, for $pieces tenths of a second (WirePlumber's duck is 10.5 dB, once)"
 }
 
 run_role_scenarios() {
-  local t0 t1 before during after paused_ms resumed_ms position
+  local t0 t1 before during after paused_ms resumed_ms position attempt
   start_player
   wait_for 10 "hark playing" position_at_least 1
   # --- Another program's Alert corks hark: an interruption, reported, and resumed from.
@@ -691,33 +709,43 @@ run_role_scenarios() {
   pass "$STACK/$DEVICE/$POLICY: G13/G14: another program's Alert corked hark: paused (at ${position} s) ${paused_ms} ms after it began, resumed ${resumed_ms} ms after it ended"
   echo "$STACK $DEVICE $POLICY alert_paused_ms=$paused_ms alert_resumed_ms=$resumed_ms" >>"$E2E_DIR/figures.txt"
 
-  # --- Another program's Navigation prompt ducks hark once: WirePlumber's 0.3.
-  before=$(steady_level)
-  other_stream Navigation 3.5 300
-  wait_for 6 "the prompt's end" test -s "$E2E_DIR/Navigation.done"
-  sleep 0.3
-  [ "$(playback state)" = playing ] || fail "roles on $STACK/$DEVICE: a Navigation prompt made hark $(playback state)"
-  expect_one_duck "another program's Navigation prompt" "$(began_at Navigation)" "$(ended_at Navigation)" "$before"
+  # --- Another program's Navigation prompt ducks hark once: WirePlumber's 0.3. Played again
+  # once if WirePlumber did not hold its duck (see expect_one_duck).
+  for attempt in 1 2; do
+    before=$(steady_level)
+    other_stream Navigation 3.5 300
+    wait_for 6 "the prompt's end" test -s "$E2E_DIR/Navigation.done"
+    sleep 0.3
+    [ "$(playback state)" = playing ] || fail "roles on $STACK/$DEVICE: a Navigation prompt made hark $(playback state)"
+    expect_one_duck "another program's Navigation prompt" "$(began_at Navigation)" "$(ended_at Navigation)" "$before" && break
+    [ "$attempt" = 1 ] || fail "roles on $STACK/$DEVICE: another program's Navigation prompt, twice: $duck_miss"
+    echo "     WirePlumber's duck missed under another program's Navigation prompt ($duck_miss): played again"
+  done
   pass "$STACK/$DEVICE/$POLICY: G9: another program's Navigation prompt ducked hark by $(python3 -c "print(round($before - ($during), 1))") dB, $duck_ms ms after it began (WirePlumber's duck alone)"
   echo "$STACK $DEVICE $POLICY other_nav_duck_db=$(python3 -c "print(round($before - ($during), 1))") other_nav_duck_ms=$duck_ms" >>"$E2E_DIR/figures.txt"
 
   # --- hark's own prompt, `hark simulate nav`: its Navigation stream makes WirePlumber duck
-  # hark, and the session server's duck (G9) is not added to it.
-  before=$(steady_level)
-  # A log of its own each time: the last device's "done" found in the old one before the new
-  # run had truncated it made the checks below read a prompt 40 s old (the test then ended,
-  # failing, with no word: the probe had no sound to measure there). And nav's own pid, so
-  # that the cleanup stops it, not only the shell around it (it lived on and started another
-  # session server).
-  rm -f "$E2E_DIR/nav.log"
-  env ${PLAYER_ENV[@]+"${PLAYER_ENV[@]}"} "$HARK_BIN" simulate nav --device "$DEVICE" --seconds 3.5 \
-    "Turn left" > >(stamp >"$E2E_DIR/nav.log") 2>&1 &
-  E2E_PIDS+=($!)
-  expect_log nav "done" 10
-  t0=$(grep -F "speaking" "$E2E_DIR/nav.log" | head -1 | cut -d' ' -f1)
-  t1=$(grep -F "done" "$E2E_DIR/nav.log" | head -1 | cut -d' ' -f1)
-  sleep 0.5
-  expect_one_duck "hark simulate nav" "$t0" "$t1" "$before"
+  # hark, and the session server's duck (G9) is not added to it. Played again once if
+  # WirePlumber did not hold its duck.
+  for attempt in 1 2; do
+    before=$(steady_level)
+    # A log of its own each time: the last device's "done" found in the old one before the new
+    # run had truncated it made the checks below read a prompt 40 s old (the test then ended,
+    # failing, with no word: the probe had no sound to measure there). And nav's own pid, so
+    # that the cleanup stops it, not only the shell around it (it lived on and started another
+    # session server).
+    rm -f "$E2E_DIR/nav.log"
+    env ${PLAYER_ENV[@]+"${PLAYER_ENV[@]}"} "$HARK_BIN" simulate nav --device "$DEVICE" --seconds 3.5 \
+      "Turn left" > >(stamp >"$E2E_DIR/nav.log") 2>&1 &
+    E2E_PIDS+=($!)
+    expect_log nav "done" 10
+    t0=$(grep -F "speaking" "$E2E_DIR/nav.log" | head -1 | cut -d' ' -f1)
+    t1=$(grep -F "done" "$E2E_DIR/nav.log" | head -1 | cut -d' ' -f1)
+    sleep 0.5
+    expect_one_duck "hark simulate nav" "$t0" "$t1" "$before" && break
+    [ "$attempt" = 1 ] || fail "roles on $STACK/$DEVICE: hark simulate nav, twice: $duck_miss"
+    echo "     WirePlumber's duck missed under hark simulate nav ($duck_miss): played again"
+  done
   after=$(tone_on_out "$(python3 -c "print($t1 + 0.6)")" "$(python3 -c "print($t1 + 1.2)")")
   check "abs(($after) - ($before)) < 1.5" || fail "roles on $STACK/$DEVICE: hark at ${after} dBFS after its own prompt, ${before} before"
   pass "$STACK/$DEVICE/$POLICY: G9: hark's own prompt ducked it by $(python3 -c "print(round($before - ($during), 1))") dB, once, $duck_ms ms after it began, and it came back to ${after} dBFS"
