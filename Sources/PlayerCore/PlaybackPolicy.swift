@@ -23,8 +23,12 @@ public struct PlaybackPolicy: Equatable, Sendable {
   public enum Effect: Equatable, Sendable {
     /// Activate the session, then start the output (or, refused, call `activationRefused`).
     case activateAndPlay
-    /// Stop the output at once, keeping the position.
+    /// Stop the output at once, keeping the position (its sound ramped down over a few
+    /// milliseconds, so that it does not click).
     case stopOutput
+    /// Stop the output now, without the ramp: it went away (G5), and whatever plays from here
+    /// plays on another output.
+    case stopOutputAtOnce
     /// Give the audio back (without notifying: a paused player resumes nobody).
     case deactivate
     /// A line for the user.
@@ -174,7 +178,7 @@ public struct PlaybackPolicy: Equatable, Sendable {
       guard phase == .playing else { return [] }
       phase = .paused(.route)
       pausedByRouteFrom = change.previous
-      return [.stopOutput, .deactivate, .say(.outputWentAway(change.previous.name))]
+      return [.stopOutputAtOnce, .deactivate, .say(.outputWentAway(change.previous.name))]
     case .newDeviceAvailable:
       if resumeOnReconnect, phase == .paused(.route), change.current == pausedByRouteFrom {
         return [.activateAndPlay]
@@ -194,7 +198,7 @@ public struct PlaybackPolicy: Equatable, Sendable {
     guard phase == .playing else { return [] }
     phase = .paused(.route)
     pausedByRouteFrom = route
-    return [.stopOutput, .deactivate, .say(.outputWentAway(route?.name ?? "the output"))]
+    return [.stopOutputAtOnce, .deactivate, .say(.outputWentAway(route?.name ?? "the output"))]
   }
 
   /// A pause that reached the player just before the news that its output went away (a sound

@@ -359,6 +359,8 @@ public struct PlayerCore: Sendable {
         effects.append(.activate)
       case .stopOutput:
         effects.append(.engine(.pause))
+      case .stopOutputAtOnce:
+        effects.append(.engine(.pauseAtOnce))
       case .deactivate:
         effects.append(.deactivate)
       case .say(let message):
@@ -474,6 +476,9 @@ public enum EngineCommand: Sendable, Equatable {
   case load(QueuedTrack, at: Double, playing: Bool, continuing: Bool)
   case play
   case pause
+  /// A pause without the ramp: the output went away (G5), and the ramp would be heard on the
+  /// output the sound server moved the stream to.
+  case pauseAtOnce
   case stop
   case seek(to: Double)
   /// Plays the track heard at this speed from where it is heard, the pitch kept (what was

@@ -142,8 +142,11 @@ extension AudioEngine {
       else {
         if signals.renderIsPlaying.load(ordering: .relaxed) {
           if signals.deviceLost.load(ordering: .relaxed) == 0, let out = output {
-            // A pause (a seek, a skip, a load, a stop: every park): faded out, then dropped.
-            fadeOut(out)
+            // A pause (a seek, a skip, a load, a stop: every park): faded out, then dropped;
+            // dropped at once when the output it plays on went away (`pauseAtOnce`).
+            if !signals.parkWithoutRamp.exchange(false, ordering: .acquiringAndReleasing) {
+              fadeOut(out)
+            }
             takeBack(out)
           } else {
             _ = ring.rewindToReleased()  // what the lost device held was released when it went

@@ -22,6 +22,10 @@ final class EngineSignals: Sendable {
   let renderAtRest = Atomic<Bool>(false)
   /// Control → render: end the thread (shutdown).
   let renderQuit = Atomic<Bool>(false)
+  /// Control → render: the next park drops what the device holds without the fade-out's ramp
+  /// (`pauseAtOnce`). Taken (set back to false) by the park that honours it, and by
+  /// `pauseAtOnce` once the render thread is parked.
+  let parkWithoutRamp = Atomic<Bool>(false)
   /// Control → render: the gain to head for (a Float's bits): 1, the duck gain, or 0 (muted,
   /// or the sleep timer's fade).
   let targetGainBits = Atomic<UInt32>(Float(1).bitPattern)

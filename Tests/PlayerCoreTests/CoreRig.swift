@@ -161,7 +161,8 @@ struct CoreRig {
       switch command {
       case .load, .seek, .stop: jumpSinceShown = true
       case .setRate: jumpSinceShown = true
-      case .play, .pause, .reopenOutput, .setDucked, .fadeOut, .endFade, .shutdown: break
+      case .play, .pause, .pauseAtOnce, .reopenOutput, .setDucked, .fadeOut, .endFade, .shutdown:
+        break
       }
       engineCommands.append(command)
       pendingEngineEvents += engine.apply(command)
@@ -359,7 +360,7 @@ struct ModelEngine {
       state = .playing
       started = true
       return [.outputStarted]
-    case .pause:
+    case .pause, .pauseAtOnce:
       if state == .playing { state = .paused }
       started = false
       return []

@@ -197,7 +197,7 @@ import Testing
     var policy = playing()
     #expect(
       policy.routeChanged(unplugged(headphones)) == [
-        .stopOutput, .deactivate, .say(.outputWentAway("Headphones")),
+        .stopOutputAtOnce, .deactivate, .say(.outputWentAway("Headphones")),
       ])
     #expect(policy.phase == .paused(.route))
     #expect(policy.pausedBy == .route)

@@ -336,6 +336,10 @@ struct CoreRun {
     {
       coverage.routeLossWhilePlaying += 1
       if rig.engine.state == .playing { fail("G5: the engine plays on after its output went") }
+      // Without the ramp, which would be heard on the output the stream was moved to.
+      if !effects.contains(.pauseAtOnce) || effects.contains(.pause) {
+        fail("G5: the output went and the engine was told \(Array(effects)), not pauseAtOnce")
+      }
     }
     // Play after Stop starts the current track from its start (MPRIS's Stop; cmus, mpv, MPD).
     if case .command(let c) = input, c == .play || c == .togglePlayPause,

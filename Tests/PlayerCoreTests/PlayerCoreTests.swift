@@ -147,6 +147,9 @@ import Testing
     rig.deliver(.routeChange(unplug))
     #expect(rig.snapshot.state == .paused)
     #expect(rig.engine.state == .paused)
+    // Without the ramp: it would be heard on the speakers the stream was moved to.
+    #expect(rig.lastEffects.contains(.engine(.pauseAtOnce)))
+    #expect(!rig.lastEffects.contains(.engine(.pause)))
     #expect(!rig.server.active)
     #expect(rig.snapshot.pausedBy == .route)
     #expect(rig.snapshot.reason == "Paused — headphones unplugged")
@@ -173,6 +176,8 @@ import Testing
     var rig = CoreRig(settings: settings)
     rig.playing()
     #expect(rig.send(.pause) == .success)
+    // The user's pause ramps: its output was still there.
+    #expect(rig.lastEffects.contains(.engine(.pause)))
     rig.now += 30_000_000
     rig.deliver(.routeChange(unplug))
     #expect(rig.snapshot.pausedBy == .route)
@@ -194,6 +199,7 @@ import Testing
     rig.perform(.pauseForLostOutput)
     #expect(rig.snapshot.state == .paused)
     #expect(rig.engine.state == .paused)
+    #expect(rig.lastEffects.contains(.engine(.pauseAtOnce)))
     #expect(!rig.server.active)
     #expect(rig.snapshot.pausedBy == .route)
     #expect(rig.messages.last == "paused: 'Headphones' went away")

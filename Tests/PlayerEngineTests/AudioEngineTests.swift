@@ -710,6 +710,50 @@ import Testing
     #expect(rig.engine.snapshot().state == .paused)
   }
 
+  /// G5: when the output went, the pause drops what the device holds at once, with no ramp and
+  /// nothing taken back to write one: the sound server has moved the stream to the speakers,
+  /// where the ramp (and what a server keeps before it) would be heard. Playing again goes on
+  /// from the first frame not heard, as after any pause.
+  @Test func G5_aPauseAtOnceDropsWithoutARampAndResumesAfterTheLastFrameHeard() async throws {
+    let held = 8_820
+    let rig = EngineRig(
+      queue: ["a.wav"], tracks: ["a.wav": .counter(long)],
+      output: FakeOutput.Options(
+        pacing: .realTime(speed: 1), latencyFrames: held, rewindable: true,
+        keptByRewind: cd.frames(in: 0.015)))
+    defer { rig.shutdown() }
+    rig.engine.load(rig.track("a.wav"), playing: true)
+    let output = try #require(
+      await rig.eventually { rig.framesWritten >= held + 4_410 } ? rig.output() : nil)
+    rig.engine.pauseAtOnce()
+    #expect(rig.engine.snapshot().state == .paused)
+    let calls = output.calls
+    #expect(
+      !calls.contains { if case .rewind = $0 { true } else { false } },
+      "something was taken back for a ramp: \(calls)")
+    let pausedAt = try #require(discardFrame(output))
+    #expect(calls.first == .discard(atFrame: pausedAt, dropped: held))
+    #expect(output.framesWritten == pausedAt)
+    // Every frame written was the track's own, at full level: no ramp went after them.
+    let frames = counterFrames(output)
+    #expect(difference(Array(frames.prefix(pausedAt)), Array(0..<pausedAt)) == nil)
+    let heard = output.heardFrames
+    #expect(heard == pausedAt - held)
+
+    // The next pause ramps again: the flag was the one pause's.
+    rig.engine.play()
+    try #require(await rig.eventually { rig.framesWritten >= pausedAt + held + 4_410 })
+    rig.engine.pause()
+    let rewoundTo = try #require(
+      output.calls.lazy.compactMap { c -> Int? in
+        if case .rewind(let at, _) = c { at } else { nil }
+      }.first, "the pause after it took nothing back: \(output.calls)")
+    #expect(
+      fadeOutFault(output, endingAt: rewoundTo + fadeOutFrames, first: heard - pausedAt) == nil)
+    #expect(counterFrames(output)[pausedAt] == heard, "the resume's first frame")
+    #expect(rig.events.isEmpty)
+  }
+
   /// The position shown after a pause is where playing resumes, the frame its ramp began
   /// with, however often it was asked during the pause: the clock that carries the position
   /// between measurements stopped at what the device held before it took back, and a status

@@ -273,6 +273,7 @@ public final class Player: @unchecked Sendable {
         engine.load(track, at: seconds, playing: playing, continuing: continuing, wait: false)
       case .play: engine.play()
       case .pause: engine.pause()
+      case .pauseAtOnce: engine.pauseAtOnce()
       case .stop: engine.stop()
       case .seek(let seconds): engine.seek(to: seconds)
       case .setRate(let rate): engine.setRate(rate)
