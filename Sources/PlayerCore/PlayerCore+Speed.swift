@@ -116,16 +116,24 @@ public struct RatePlan: Sendable, Equatable {
   }
 
   /// The podcast or book a file belongs to, for its speed: the folder it is in (a cue sheet's
-  /// track: the sheet's). Podcast apps keep one folder a podcast, and audiobooks are one file
-  /// or one folder a book.
+  /// track: the sheet's), or an audiobook file (.m4b) itself. Podcast apps keep one folder a
+  /// podcast, and audiobooks are one folder a book or one file a book: a book's own speed is
+  /// not shared with the other books and recordings beside it (an .m4b straight in the music
+  /// folder kept its speed for the whole folder).
   public static func collection(of path: String) -> String {
     let file = CueSheet.Reference(path)?.sheet ?? path
+    if isAudiobookFile(file) { return file }
     guard let slash = file.utf8.lastIndex(of: UInt8(ascii: "/")) else { return "." }
     return slash == file.utf8.startIndex ? "/" : String(file[..<slash])
   }
 
-  /// The folder's own name, for a message ("kept for 'Lectures'").
+  /// The folder's own name, for a message ("kept for 'Lectures'"); an audiobook file's name.
   public static func collectionName(of path: String) -> String {
     fileName(collection(of: path))
+  }
+
+  /// A file that is a book by itself: MPEG-4 audio named .m4b, the audiobook's own extension.
+  static func isAudiobookFile(_ path: String) -> Bool {
+    path.utf8.count > 4 && path.lowercased().hasSuffix(".m4b")
   }
 }

@@ -2,8 +2,9 @@
 # Chapters and kept places, end to end, on a private PulseAudio: an M4B audiobook with three
 # chapters made by ffmpeg shows them in the interface (tmux), ']' and '[' move between them
 # (n and b stay the tracks'), the Chapters view lists them, 'hark ctl chapter next' moves on
-# through the session server and is refused in the last chapter (G19); the place the book was
-# left at survives kill -9 of the player, and a new player goes on from there, 10 s back.
+# through the session server and is refused in the last chapter (G19); the speed asked for is
+# kept for the book's file, not the folder it shares; the place the book was left at survives
+# kill -9 of the player, and a new player goes on from there, 10 s back, at the book's speed.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/tmux.sh"
 start_pulse
@@ -61,6 +62,11 @@ grep -q "does not take .next chapter. right now" "$E2E_DIR/refused.txt" || fail 
 pass "hark ctl chapter next moves on, publishes chapterEnd, and is refused in the last chapter (G19)"
 
 # The place kept survives kill -9: written every 5 s of play, synced.
+# A book in one file keeps its own speed, by the file (not the folder it shares with others).
+hark ctl rate 1.5 || fail "hark ctl rate 1.5 failed"
+expect_screen "kept for 'The Book.m4b'" 5
+pass "the book's speed is kept for the book: 'The Book.m4b', not its folder"
+
 wait_until 12 "7 s heard in the last chapter" "position_at_least 47"
 heard=$(playback position)
 pid=$(player_pid)
@@ -76,6 +82,7 @@ wait_until 5 "the new player playing" 'test "$(playback state)" = playing'
 resumed=$(playback position)
 check "$resumed <= $heard and $resumed >= $heard - 15.5" \
   || fail "heard to ${heard}s before kill -9, went on at ${resumed}s"
-pass "the place kept survives kill -9: heard to ${heard}s, a new player goes on at ${resumed}s ($(cut -f1 "$E2E_DIR/places.txt"))"
+wait_until 3 "the book at its 1.5x" 'check "$(playback rate) == 1.5"'
+pass "the place kept survives kill -9: heard to ${heard}s, a new player goes on at ${resumed}s at the book's 1.5× ($(cut -f1 "$E2E_DIR/places.txt"))"
 echo "--- the chapters view, as captured:"
 cat "$E2E_DIR/chapters-view.txt"

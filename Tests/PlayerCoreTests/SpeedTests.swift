@@ -35,6 +35,29 @@ import Testing
     #expect(rig.engine.rate == 1)
   }
 
+  /// A book in one file (.m4b) keeps its own speed, not its folder's: two books side by side
+  /// in the music folder, and a podcast episode beside them, each at its own.
+  @Test func anAudiobookFileKeepsItsOwnSpeedNotItsFolders() {
+    var settings = PlayerCore.Settings()
+    settings.spokenFolders = ["/lib"]
+    var rig = CoreRig(
+      tracks: ["/lib/Dune.m4b", "/lib/Emma.M4B", "/lib/episode.mp3"], seconds: 10,
+      settings: settings)
+    rig.playing()
+    #expect(rig.send(.changePlaybackRate(1.5)) == .success)
+    #expect(rig.ratesKept == ["/lib/Dune.m4b": 1.5])
+    #expect(rig.messages.last == "playing at 1.5× (kept for 'Dune.m4b')")
+    rig.pass(10.5)
+    #expect(rig.snapshot.current?.path == "/lib/Emma.M4B")
+    #expect(rig.engine.rate == 1)
+    #expect(rig.send(.changePlaybackRate(2)) == .success)
+    #expect(rig.ratesKept == ["/lib/Dune.m4b": 1.5, "/lib/Emma.M4B": 2])
+    rig.pass(10.5)
+    #expect(rig.snapshot.current?.path == "/lib/episode.mp3")
+    #expect(rig.engine.rate == 1)
+    #expect(RatePlan.collection(of: "/lib/episode.mp3") == "/lib")
+  }
+
   @Test func musicAskedToPlayFasterStaysSoForMusicButNotForSpokenWord() {
     var rig = podcastThenMusic()
     rig.perform(.playEntry(rig.core.queue.entries[2].id))
