@@ -152,7 +152,7 @@ public final class Library {
     // Schemas 1 (before the search index) and 2 (before the index in order and the folding of
     // every script) are brought up to date in place (`upgrade`): their tracks stay, and the
     // indexes are built from them, rather than every file read again.
-    let before = (try? database.scalar("PRAGMA user_version")).flatMap { Int($0 ?? "") } ?? 0
+    let before = (try? database.scalar("PRAGMA user_version")).flatMap { Int($0) } ?? 0
     // The application id set only where it is not yet: setting it is a write, so every
     // opening took the write lock, and the interface's readers, opened while a scan wrote its
     // next 500 tracks, waited for that commit (or failed after the 5 s SQLite waits). An index
@@ -360,10 +360,10 @@ public final class Library {
     } else if (try? db.scalar("PRAGMA schema_version")) == nil {
       return "it is not a database"
     }
-    let version = (try? db.scalar("PRAGMA user_version")).flatMap { Int($0 ?? "") } ?? 0
-    let id = (try? db.scalar("PRAGMA application_id")).flatMap { Int32($0 ?? "") } ?? 0
+    let version = (try? db.scalar("PRAGMA user_version")).flatMap { Int($0) } ?? 0
+    let id = (try? db.scalar("PRAGMA application_id")).flatMap { Int32($0) } ?? 0
     let tables =
-      (try? db.scalar("SELECT count(*) FROM sqlite_master")).flatMap { Int($0 ?? "") } ?? 0
+      (try? db.scalar("SELECT count(*) FROM sqlite_master")).flatMap { Int($0) } ?? 0
     if tables == 0 && version == 0 && id == 0 { return nil }  // new
     if id != applicationID { return "it is not hark's" }
     // 1 and 2 are brought up to date in place (init).
