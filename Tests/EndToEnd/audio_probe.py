@@ -5,6 +5,8 @@
                                             and OUT.t0: the wall-clock time of its first sample;
                                             at MS ms of latency (default 10; "default": parec's
                                             own, which leaves a null sink deeply buffered)
+  audio_probe.py reaches OUT T              exit status 0 once the recording holds the sound
+                                            heard at wall-clock time T
   audio_probe.py last-sound OUT T1 T2       the end of the last 10 ms window louder than -50 dBFS
                                             in [T1, T2], as seconds after T1 (or "none")
   audio_probe.py first-sound OUT T1 T2      the start of the first loud window in [T1, T2]
@@ -66,7 +68,11 @@ import time
 RATE = 44100
 CHANNELS = 2
 BYTES_PER_FRAME = 2 * CHANNELS
+BYTES_PER_SECOND = RATE * BYTES_PER_FRAME
 WINDOW = RATE // 100  # 10 ms
+# A recording's new piece (see record): its estimates of the time this much late, this long.
+PIECE_LATE = 0.010
+PIECE_CONFIRM = 0.25
 LOUD_DBFS = -50.0
 
 
@@ -92,9 +98,20 @@ def record(source, out, latency="10"):
         parec.terminate()
     signal.signal(signal.SIGTERM, on_term)
     signal.signal(signal.SIGINT, on_term)
+    # The time of each sample: the first one's (OUT.t0), from the earliest estimate of "now
+    # minus what has arrived", and, where the recording lost sound (beside busy cores a
+    # recorder fell behind and the sound server dropped what it could not hold: 3 s went
+    # missing from 170 s, and every time after it read sound from 3 s later), a new piece
+    # from the sample after the loss, in OUT.pieces ("FRAME TIME" lines). A loss makes every
+    # later estimate late by what was lost; a recorder that was only late catches up within a
+    # few reads, so a piece begins when the estimates stay late for PIECE_CONFIRM.
     received = 0
     t0 = None
+    pieces = []  # [frame, time] of each piece after the first
+    piece_bytes, piece_t = 0, None  # the current piece: its first byte and that sample's time
+    late_since = late_bytes = late_t = None
     last_saved = 0.0
+    saved = None
     with open(out, "wb") as f:
         while not stop:
             chunk = os.read(parec.stdout.fileno(), 4096)
@@ -102,35 +119,95 @@ def record(source, out, latency="10"):
                 break
             now = time.time()
             f.write(chunk)
+            start = received
             received += len(chunk)
-            # The first sample's time: the earliest estimate of "now minus what has arrived".
-            estimate = now - received / (RATE * BYTES_PER_FRAME)
-            if t0 is None or estimate < t0:
-                t0 = estimate
+            estimate = now - (received - piece_bytes) / BYTES_PER_SECOND
+            if piece_t is None or estimate < piece_t:
+                piece_t = estimate
+                late_since = None
+                if pieces:
+                    pieces[-1][1] = piece_t
+                else:
+                    t0 = piece_t
+            elif estimate > piece_t + PIECE_LATE:
+                if late_since is None:
+                    late_since, late_bytes, late_t = now, start, None
+                since_late = now - (received - late_bytes) / BYTES_PER_SECOND
+                late_t = since_late if late_t is None else min(late_t, since_late)
+                if now - late_since >= PIECE_CONFIRM:
+                    piece_bytes, piece_t, late_since = late_bytes, late_t, None
+                    pieces.append([late_bytes // BYTES_PER_FRAME, late_t])
+            else:
+                late_since = None
             # Written out every 50 ms: a reader waits for the file to reach its window's
             # end (load), so this is how late after it an answer comes.
             if now - last_saved > 0.05:
                 f.flush()
-                save_t0(out, t0)
+                state = (t0, [tuple(p) for p in pieces])
+                if state != saved:
+                    save_t0(out, t0, pieces)
+                    saved = state
                 last_saved = now
     parec.terminate()
     parec.wait()
-    save_t0(out, t0 or 0)
+    save_t0(out, t0 or 0, pieces)
 
 
-def save_t0(out, t0):
-    """Replaces OUT.t0 in one step, so a reader never sees it empty or half written."""
+def save_t0(out, t0, pieces=()):
+    """Replaces OUT.t0 (and OUT.pieces) in one step each, so that a reader never sees either
+    empty or half written; the pieces first, so that a reader of the new t0 has them."""
+    if pieces:
+        with open(out + ".pieces.new", "w") as t:
+            t.writelines(f"{frame} {when:.6f}\n" for frame, when in pieces)
+        os.replace(out + ".pieces.new", out + ".pieces")
     with open(out + ".t0.new", "w") as t:
         t.write(f"{t0:.6f}\n")
     os.replace(out + ".t0.new", out + ".t0")
+
+
+def timeline(out, t0):
+    """The recording's pieces: (first frame, its time), the first one's at frame 0."""
+    pieces = [(0, t0)]
+    try:
+        with open(out + ".pieces") as t:
+            pieces += [(int(a), float(b)) for a, b in (line.split() for line in t if line.strip())]
+    except FileNotFoundError:
+        pass
+    return pieces
+
+
+def frame_at(pieces, when):
+    """The frame heard at wall-clock time WHEN: in the last piece that began by then (a time
+    lost between two pieces is the next one's first frame)."""
+    k = 0
+    for i, (_, start) in enumerate(pieces):
+        if start > when:
+            break
+        k = i
+    frame, start = pieces[k]
+    index = frame + int((when - start) * RATE)
+    if k + 1 < len(pieces):
+        index = min(index, pieces[k + 1][0])
+    return max(0, index)
+
+
+def time_at(pieces, index):
+    """The wall-clock time of frame INDEX."""
+    frame, start = pieces[0]
+    for f, t in pieces:
+        if f > index:
+            break
+        frame, start = f, t
+    return start + (index - frame) / RATE
 
 
 def load(out, t1, t2):
     """Mono samples (left channel) between wall-clock times t1 and t2."""
     with open(out + ".t0") as t:
         t0 = float(t.read())
-    first = max(0, int((t1 - t0) * RATE))
-    last = max(first, int((t2 - t0) * RATE))
+    pieces = timeline(out, t0)
+    first = frame_at(pieces, t1)
+    last = max(first, frame_at(pieces, t2))
     # The recorder writes as it goes (flushed every 50 ms): wait until it has reached t2, so
     # that a window ending a moment ago is measured whole. A window it never reaches is an
     # error, not silence: the level of nothing (-200 dBFS) would pass any "it was quiet" check.
@@ -141,12 +218,16 @@ def load(out, t1, t2):
             sys.exit(f"audio_probe: the recording of {out} does not reach {t2:.3f} "
                      f"(it holds {os.path.getsize(out) / BYTES_PER_FRAME / RATE:.3f} s)")
         time.sleep(0.02)
+        # A loss found meanwhile moves the window.
+        pieces = timeline(out, t0)
+        first = frame_at(pieces, t1)
+        last = max(first, frame_at(pieces, t2))
     with open(out, "rb") as f:
         f.seek(first * BYTES_PER_FRAME)
         data = f.read((last - first) * BYTES_PER_FRAME)
     samples = array.array("h")
     samples.frombytes(data[: len(data) // BYTES_PER_FRAME * BYTES_PER_FRAME])
-    return samples[0::CHANNELS], t0 + first / RATE
+    return samples[0::CHANNELS], time_at(pieces, first)
 
 
 def dbfs(samples):
@@ -440,6 +521,12 @@ def main(argv):
     if command == "delay":
         print(encoder_delay(argv[2]))
         return
+    if command == "reaches":
+        out, when = argv[2], float(argv[3])
+        with open(out + ".t0") as t:
+            t0 = float(t.read())
+        frame = frame_at(timeline(out, t0), when)
+        sys.exit(0 if os.path.getsize(out) >= frame * BYTES_PER_FRAME else 1)
     out, t1, t2 = argv[2], float(argv[3]), float(argv[4])
     samples, start = load(out, t1, t2)
     offset = start - t1

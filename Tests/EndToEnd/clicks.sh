@@ -49,7 +49,7 @@ state_is() { test "$(playback state)" = "$1"; }
 # recorded_to T: waits until the recording reaches wall-clock time T (the recorder keeps 10 ms).
 recorded_to() {
   wait_until 3 "the recording to reach $1" \
-    'check "$(cat "$E2E_DIR/rec.raw.t0") + $(stat -c %s "$E2E_DIR/rec.raw") / 176400 >= '"$1"'"'
+    'python3 "$PROBE" reaches "$E2E_DIR/rec.raw" '"$1"
 }
 
 # edge WHAT T1 T2: the click at the edge of the sound between T1 and T2 (one edge only),

@@ -113,7 +113,7 @@ play_recorded() {
   sleep 0.1
   T2=$(now)
   wait_until 5 "the recording to reach the end of $name" \
-    'check "$(cat "$E2E_DIR/rec.raw.t0") + $(stat -c %s "$E2E_DIR/rec.raw") / 176400 >= $T2"'
+    'python3 "$PROBE" reaches "$E2E_DIR/rec.raw" "$T2"'
 }
 
 declare -A LABEL=([mp3]="MP3" [m4a]="AAC in .m4a" [ogg]="Ogg Vorbis" [opus]="Opus" [flac]="FLAC"
