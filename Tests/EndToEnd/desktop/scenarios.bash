@@ -627,27 +627,32 @@ began_at() { cut -d' ' -f2 "$E2E_DIR/$1.began"; }
 ended_at() { cut -d' ' -f2 "$E2E_DIR/$1.done"; }
 mpris_status() { playerctl status 2>/dev/null || echo none; }
 
-# role_graph: what WirePlumber's role policy made of the graph, for a failure's log (printed with
-# the test's other logs): the links, each role loopback's volume (its duck is the Props volume
-# of the loopback's stream half), the streams as the pulse service reports them, and the
-# session server's view of hark's stream.
+# role_graph [NAME]: what WirePlumber's role policy made of the graph, for a failure's log
+# (role-graph[-NAME].log, printed with the test's other logs): the links, the Props of each role
+# loopback's halves and of hark's stream (WirePlumber's duck is the volume of the loopback's
+# stream half; the pulse service's volumes are its channelVolumes), the streams as the pulse
+# service reports them, and the session server's view of hark's stream.
 role_graph() {
   {
     echo "--- pw-link -l"
     pw-link -l 2>&1 || true
-    echo "--- role loopbacks and their volume"
+    echo "--- role loopbacks and hark's stream: their Props"
     pw-dump 2>/dev/null | python3 -c '
 import json, sys
 for o in json.load(sys.stdin):
     info = o.get("info") or {}
-    name = (info.get("props") or {}).get("node.name", "")
-    if "loopback" in name and "role" in name:
-        props = (info.get("params") or {}).get("Props") or []
-        print(o["id"], name, "volume", [p.get("volume") for p in props if isinstance(p, dict)])
+    props = info.get("props") or {}
+    name = props.get("node.name", "")
+    if ("loopback" in name and "role" in name) or "hark" in name:
+        for p in (info.get("params") or {}).get("Props") or []:
+            if isinstance(p, dict) and ("volume" in p or "channelVolumes" in p):
+                keep = {k: p[k] for k in ("volume", "mute", "channelVolumes", "softVolumes",
+                                          "softMute", "monitorVolumes") if k in p}
+                print(o["id"], name, info.get("state"), keep)
 ' || true
     echo "--- pactl list sink-inputs"
-    pactl list sink-inputs 2>&1 | grep -E "^Sink Input|Sink:|Corked|media.role|node.name|application.process.id" || true
-  } >"$E2E_DIR/role-graph.log" 2>&1
+    pactl list sink-inputs 2>&1 | grep -E "^Sink Input|Sink:|Corked|Volume:|media.role|node.name|application.process.id" || true
+  } >"$E2E_DIR/role-graph${1:+-$1}.log" 2>&1
 }
 
 # expect_one_duck WHAT T1 T2 BEFORE: between a prompt's start T1 and end T2, hark's tone (at
@@ -657,14 +662,8 @@ for o in json.load(sys.stdin):
 # 0.2 s of a prompt's start on an idle machine; beside a busy core it came once later than
 # 1.4 s into a prompt of 2.5 s, which a fixed window over the prompt's last second read as half
 # a duck, and once not before its end: the level is followed from the start of a longer prompt.
-# Returns 1, with $duck_miss saying what was heard, when WirePlumber did not duck hark or did
-# not hold its duck (hark at its full level for most of the prompt: beside a busy core, once in
-# about 70 prompts, on 0.5.15: the duck heard for the prompt's first tenth of a second and not
-# in the 3 s after, the links as they should be); the caller plays the prompt again. Any other
-# level (hark ducked twice over, or not at all but not at its full level either) fails at once.
 expect_one_duck() {
-  local what=$1 t1=$2 t2=$3 before=$4 found at pieces
-  duck_miss=
+  local what=$1 t1=$2 t2=$3 before=$4 found at pieces heard
   found=$(python3 "$PROBE" ducked "$OUT_REC" "$t1" "$(python3 -c "print($t2 - 0.3)")" 440 \
     "$(python3 -c "print($before - 10.46)")")
   if [ "$found" != none ]; then
@@ -673,24 +672,15 @@ expect_one_duck() {
     check "abs(($during) - ($before) + 10.46) < 2 and $pieces >= 5" && return 0
   fi
   role_graph
-  local heard
-  heard=$(tone_on_out "$t1" "$(python3 -c "print($t2 - 0.3)")")
-  if check "abs(($heard) - ($before)) < 2"; then
-    if [ "$found" = none ]; then
-      duck_miss="hark at ${before} dBFS before, ${heard} dBFS over the $(python3 -c "print(round($t2 - $t1, 1))") s it spoke: never ducked"
-    else
-      duck_miss="hark at ${before} dBFS before, ducked from $duck_ms ms in but ${during} dBFS for most of the $pieces tenths of a second after"
-    fi
-    return 1
-  fi
   if [ "$found" = none ]; then
+    heard=$(tone_on_out "$t1" "$(python3 -c "print($t2 - 0.3)")")
     fail "roles on $STACK/$DEVICE: $what: hark at ${before} dBFS before, never $(python3 -c "print(round($before - 10.46, 2))") (WirePlumber's 10.5 dB) in the $(python3 -c "print(round($t2 - $t1, 1))") s it spoke: ${heard} dBFS"
   fi
   fail "roles on $STACK/$DEVICE: $what: hark at ${before} dBFS before, ${during} from $duck_ms ms in, for $pieces tenths of a second (WirePlumber's duck is 10.5 dB, once)"
 }
 
 run_role_scenarios() {
-  local t0 t1 before during after paused_ms resumed_ms position attempt
+  local t0 t1 before during after paused_ms resumed_ms position
   start_player
   wait_for 10 "hark playing" position_at_least 1
   # --- Another program's Alert corks hark: an interruption, reported, and resumed from.
@@ -709,43 +699,33 @@ run_role_scenarios() {
   pass "$STACK/$DEVICE/$POLICY: G13/G14: another program's Alert corked hark: paused (at ${position} s) ${paused_ms} ms after it began, resumed ${resumed_ms} ms after it ended"
   echo "$STACK $DEVICE $POLICY alert_paused_ms=$paused_ms alert_resumed_ms=$resumed_ms" >>"$E2E_DIR/figures.txt"
 
-  # --- Another program's Navigation prompt ducks hark once: WirePlumber's 0.3. Played again
-  # once if WirePlumber did not hold its duck (see expect_one_duck).
-  for attempt in 1 2; do
-    before=$(steady_level)
-    other_stream Navigation 3.5 300
-    wait_for 6 "the prompt's end" test -s "$E2E_DIR/Navigation.done"
-    sleep 0.3
-    [ "$(playback state)" = playing ] || fail "roles on $STACK/$DEVICE: a Navigation prompt made hark $(playback state)"
-    expect_one_duck "another program's Navigation prompt" "$(began_at Navigation)" "$(ended_at Navigation)" "$before" && break
-    [ "$attempt" = 1 ] || fail "roles on $STACK/$DEVICE: another program's Navigation prompt, twice: $duck_miss"
-    echo "     WirePlumber's duck missed under another program's Navigation prompt ($duck_miss): played again"
-  done
+  # --- Another program's Navigation prompt ducks hark once: WirePlumber's 0.3.
+  before=$(steady_level)
+  other_stream Navigation 3.5 300
+  wait_for 6 "the prompt's end" test -s "$E2E_DIR/Navigation.done"
+  sleep 0.3
+  [ "$(playback state)" = playing ] || fail "roles on $STACK/$DEVICE: a Navigation prompt made hark $(playback state)"
+  expect_one_duck "another program's Navigation prompt" "$(began_at Navigation)" "$(ended_at Navigation)" "$before"
   pass "$STACK/$DEVICE/$POLICY: G9: another program's Navigation prompt ducked hark by $(python3 -c "print(round($before - ($during), 1))") dB, $duck_ms ms after it began (WirePlumber's duck alone)"
   echo "$STACK $DEVICE $POLICY other_nav_duck_db=$(python3 -c "print(round($before - ($during), 1))") other_nav_duck_ms=$duck_ms" >>"$E2E_DIR/figures.txt"
 
   # --- hark's own prompt, `hark simulate nav`: its Navigation stream makes WirePlumber duck
-  # hark, and the session server's duck (G9) is not added to it. Played again once if
-  # WirePlumber did not hold its duck.
-  for attempt in 1 2; do
-    before=$(steady_level)
-    # A log of its own each time: the last device's "done" found in the old one before the new
-    # run had truncated it made the checks below read a prompt 40 s old (the test then ended,
-    # failing, with no word: the probe had no sound to measure there). And nav's own pid, so
-    # that the cleanup stops it, not only the shell around it (it lived on and started another
-    # session server).
-    rm -f "$E2E_DIR/nav.log"
-    env ${PLAYER_ENV[@]+"${PLAYER_ENV[@]}"} "$HARK_BIN" simulate nav --device "$DEVICE" --seconds 3.5 \
-      "Turn left" > >(stamp >"$E2E_DIR/nav.log") 2>&1 &
-    E2E_PIDS+=($!)
-    expect_log nav "done" 10
-    t0=$(grep -F "speaking" "$E2E_DIR/nav.log" | head -1 | cut -d' ' -f1)
-    t1=$(grep -F "done" "$E2E_DIR/nav.log" | head -1 | cut -d' ' -f1)
-    sleep 0.5
-    expect_one_duck "hark simulate nav" "$t0" "$t1" "$before" && break
-    [ "$attempt" = 1 ] || fail "roles on $STACK/$DEVICE: hark simulate nav, twice: $duck_miss"
-    echo "     WirePlumber's duck missed under hark simulate nav ($duck_miss): played again"
-  done
+  # hark, and the session server's duck (G9) is not added to it.
+  before=$(steady_level)
+  # A log of its own on each device: the last device's "done" found in the old one before the
+  # new run had truncated it made the checks below read a prompt 40 s old (the test then ended,
+  # failing, with no word: the probe had no sound to measure there). And nav's own pid, so that
+  # the cleanup stops it, not only the shell around it (it lived on and started another session
+  # server).
+  rm -f "$E2E_DIR/nav.log"
+  env ${PLAYER_ENV[@]+"${PLAYER_ENV[@]}"} "$HARK_BIN" simulate nav --device "$DEVICE" --seconds 3.5 \
+    "Turn left" > >(stamp >"$E2E_DIR/nav.log") 2>&1 &
+  E2E_PIDS+=($!)
+  expect_log nav "done" 10
+  t0=$(grep -F "speaking" "$E2E_DIR/nav.log" | head -1 | cut -d' ' -f1)
+  t1=$(grep -F "done" "$E2E_DIR/nav.log" | head -1 | cut -d' ' -f1)
+  sleep 0.5
+  expect_one_duck "hark simulate nav" "$t0" "$t1" "$before"
   after=$(tone_on_out "$(python3 -c "print($t1 + 0.6)")" "$(python3 -c "print($t1 + 1.2)")")
   check "abs(($after) - ($before)) < 1.5" || fail "roles on $STACK/$DEVICE: hark at ${after} dBFS after its own prompt, ${before} before"
   pass "$STACK/$DEVICE/$POLICY: G9: hark's own prompt ducked it by $(python3 -c "print(round($before - ($during), 1))") dB, once, $duck_ms ms after it began, and it came back to ${after} dBFS"
