@@ -56,8 +56,25 @@ player_pid() { cat "$XDG_RUNTIME_DIR/hark/player.lock" 2>/dev/null | tr -d '[:sp
 
 server_pid() { cat "$XDG_RUNTIME_DIR/hark/session.lock" 2>/dev/null | tr -d '[:space:]'; }
 
+# hark_stacks: every thread's stack of each of this test's hark processes (its binary, with this
+# test's XDG_RUNTIME_DIR: the lanes run other tests' beside it), by gdb where it is installed.
+hark_stacks() {
+  command -v gdb >/dev/null || { echo "no gdb: no stacks"; return 0; }
+  local pid
+  for pid in $(pgrep -f -- "^$HARK_BIN( |\$)" || true); do
+    tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qxF "XDG_RUNTIME_DIR=$XDG_RUNTIME_DIR" \
+      || continue
+    echo "=== pid $pid: $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)"
+    timeout 30 gdb -p "$pid" -batch -nx -ex "set pagination off" -ex "thread apply all bt 25" \
+      2>&1 | grep -E '^(Thread|#)' || true
+  done
+}
+
 cleanup() {
   local status=$?
+  # A failure that waited on a hark process which never answered (a player that never said it
+  # paused) is read from where its threads were: their stacks, before anything is stopped.
+  [ $status -eq 0 ] || hark_stacks >"$E2E_DIR/stacks.log" 2>&1 || true
   # Newest first (a recorder goes before the sound server it records from), each gone before
   # the next, and hark's session server last: an app still alive when its server went would
   # start another one (G16), which would outlive the test.
