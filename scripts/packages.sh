@@ -61,11 +61,13 @@ HARK_RUNTIME_PACKAGES=(procps pkgconf make bolt-19 binutils python3 libasound2-d
 # desktop player on the private session bus: the sleep timer fades it out and pauses it through
 # MPRIS (sleep-timer.sh). rsync keeps scripts/test's copy of the tree, where the builds are
 # kept between runs, the same as the clone (a file rewritten only when its content differs).
+# gdb: a failed end-to-end script prints where each thread of its hark processes was (lib.sh's
+# hark_stacks), for the failure seen once in hundreds of runs.
 HARK_TEST_PACKAGES=("${HARK_RUNTIME_PACKAGES[@]}" python3 tmux pulseaudio-libraries pulseaudio-utils sox gcc
   dbus-daemon dbus-bin playerctl pipewire pipewire-bin wireplumber libpipewire-0.3-modules
   libspa-0.2-modules ffmpeg python3-dbusmock kitty xterm fonts-dejavu-core xvfb xdotool icecast2 curl
   iproute2 lame flac vorbis-tools opus-tools wavpack sqlite3 man-db fish bash-completion strace mpv
-  mpv-mpris rsync)
+  mpv-mpris rsync gdb)
 
 # PulseAudio's daemon is never installed: the pulseaudio package conflicts with pipewire-alsa,
 # and installing it removes that, and with it the sound of a PipeWire desktop (seen). The tests,
