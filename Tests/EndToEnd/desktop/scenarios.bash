@@ -627,11 +627,11 @@ began_at() { cut -d' ' -f2 "$E2E_DIR/$1.began"; }
 ended_at() { cut -d' ' -f2 "$E2E_DIR/$1.done"; }
 mpris_status() { playerctl status 2>/dev/null || echo none; }
 
-# role_graph [NAME]: what WirePlumber's role policy made of the graph, for a failure's log
-# (role-graph[-NAME].log, printed with the test's other logs): the links, the Props of each role
-# loopback's halves and of hark's stream (WirePlumber's duck is the volume of the loopback's
-# stream half; the pulse service's volumes are its channelVolumes), the streams as the pulse
-# service reports them, and the session server's view of hark's stream.
+# role_graph: what WirePlumber's role policy made of the graph, for a failure's log (printed
+# with the test's other logs): the links, the Props of each role loopback's halves and of hark's
+# stream (WirePlumber's duck is the volume of the loopback's stream half; the pulse service's
+# volumes are its channelVolumes), the streams as the pulse service reports them, and the
+# session server's view of hark's stream.
 role_graph() {
   {
     echo "--- pw-link -l"
@@ -652,7 +652,7 @@ for o in json.load(sys.stdin):
 ' || true
     echo "--- pactl list sink-inputs"
     pactl list sink-inputs 2>&1 | grep -E "^Sink Input|Sink:|Corked|Volume:|media.role|node.name|application.process.id" || true
-  } >"$E2E_DIR/role-graph${1:+-$1}.log" 2>&1
+  } >"$E2E_DIR/role-graph.log" 2>&1
 }
 
 # expect_one_duck WHAT T1 T2 BEFORE: between a prompt's start T1 and end T2, hark's tone (at
